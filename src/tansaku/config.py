@@ -1,0 +1,225 @@
+"""Collection configuration (TOML): axes, fusion, BM25 and analyzer settings, ingest mapping.
+
+A collection's config names its fields and its **axes**. An axis searches some fields with one
+mode (``bm25`` or ``dense``) and carries a weight for fusion::
+
+    name = "notes"
+    source_type = "lab_note"
+
+    [[axes]]
+    name = "material"
+    fields = ["materials_methods"]
+    mode = "bm25"
+    weight = 0.4
+
+    [fusion]
+    method = "linear"     # or "rrf"
+    k = 60                # rrf only
+
+    [ingest.markdown]     # parsed by tansaku.ingest (see docs/configuration.md)
+    ...
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from tansaku.errors import ConfigError
+
+
+class AxisMode(str, Enum):
+    BM25 = "bm25"
+    DENSE = "dense"
+
+    @classmethod
+    def from_str(cls, value: str) -> AxisMode:
+        try:
+            return cls(value.strip().lower())
+        except ValueError:
+            valid = ", ".join(m.value for m in cls)
+            raise ConfigError(f"検索モード「{value}」は使えません。使えるモード: {valid}") from None
+
+
+class FusionMethod(str, Enum):
+    LINEAR = "linear"
+    RRF = "rrf"
+
+    @classmethod
+    def from_str(cls, value: str) -> FusionMethod:
+        try:
+            return cls(value.strip().lower())
+        except ValueError:
+            valid = ", ".join(m.value for m in cls)
+            raise ConfigError(f"融合方式「{value}」は使えません。使える方式: {valid}") from None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Axis:
+    """One retrieval leg: ``mode`` over ``fields`` (empty = every field), weighted in fusion."""
+
+    name: str
+    mode: AxisMode
+    fields: tuple[str, ...] = ()
+    weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise ConfigError("軸(axis)には name が必要です")
+        if self.weight < 0:
+            raise ConfigError(f"軸「{self.name}」の weight は 0 以上にしてください(現在: {self.weight})")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FusionConfig:
+    method: FusionMethod = FusionMethod.LINEAR
+    k: int = 60
+
+    def __post_init__(self) -> None:
+        if self.k <= 0:
+            raise ConfigError(f"RRF の k は 1 以上にしてください(現在: {self.k})")
+
+
+DEFAULT_AXES: tuple[Axis, ...] = (
+    Axis(name="bm25", mode=AxisMode.BM25, weight=0.5),
+    Axis(name="dense", mode=AxisMode.DENSE, weight=0.5),
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CollectionConfig:
+    """Everything that shapes how one collection is indexed and searched."""
+
+    name: str
+    description: str = ""
+    source_type: str = ""
+    axes: tuple[Axis, ...] = DEFAULT_AXES
+    fusion: FusionConfig = field(default_factory=FusionConfig)
+    top_k: int = 10
+    min_score: float = 0.0
+    group_by_doc: bool = True
+    candidates: int = 100
+    bm25_k1: float = 0.9
+    bm25_b: float = 0.4
+    split_mode: str = "A"
+    chunk_size: int = 400
+    chunk_overlap: int = 80
+    ingest: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.axes:
+            raise ConfigError(f"コレクション「{self.name}」に検索軸(axes)がありません")
+        names = [a.name for a in self.axes]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"軸の名前が重複しています: {names}")
+        if self.top_k <= 0:
+            raise ConfigError(f"top_k は 1 以上にしてください(現在: {self.top_k})")
+        if self.candidates < self.top_k:
+            raise ConfigError(
+                f"candidates({self.candidates}) は top_k({self.top_k}) 以上にしてください"
+            )
+        if not 0 <= self.chunk_overlap < self.chunk_size:
+            raise ConfigError(
+                f"chunk_overlap({self.chunk_overlap}) は 0 以上 chunk_size({self.chunk_size}) "
+                "未満にしてください"
+            )
+        if self.split_mode.upper() not in ("A", "B", "C"):
+            raise ConfigError(f"split_mode は A/B/C のいずれかです(現在: {self.split_mode})")
+
+    def with_name(self, name: str) -> CollectionConfig:
+        return replace(self, name=name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A TOML/JSON-friendly view (round-trips through :func:`config_from_dict`)."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "source_type": self.source_type,
+            "axes": [
+                {"name": a.name, "mode": a.mode.value, "fields": list(a.fields), "weight": a.weight}
+                for a in self.axes
+            ],
+            "fusion": {"method": self.fusion.method.value, "k": self.fusion.k},
+            "search": {
+                "top_k": self.top_k,
+                "min_score": self.min_score,
+                "group_by_doc": self.group_by_doc,
+                "candidates": self.candidates,
+            },
+            "bm25": {"k1": self.bm25_k1, "b": self.bm25_b},
+            "analyzer": {"split_mode": self.split_mode},
+            "chunking": {"size": self.chunk_size, "overlap": self.chunk_overlap},
+            "ingest": dict(self.ingest),
+        }
+
+
+_TOP_KEYS = {"name", "description", "source_type", "axes", "fusion", "search", "bm25",
+             "analyzer", "chunking", "ingest"}
+
+
+def config_from_dict(data: Mapping[str, Any], *, name: str | None = None) -> CollectionConfig:
+    """Build a config from parsed TOML/JSON; unknown keys are an error (typos must not pass)."""
+    unknown = set(data) - _TOP_KEYS
+    if unknown:
+        raise ConfigError(
+            f"設定に不明なキーがあります: {sorted(unknown)}。使えるキー: {sorted(_TOP_KEYS)}"
+        )
+    cname = name or data.get("name")
+    if not cname:
+        raise ConfigError("設定に name(コレクション名)がありません")
+    axes_raw = data.get("axes")
+    axes = DEFAULT_AXES
+    if axes_raw is not None:
+        try:
+            axes = tuple(
+                Axis(
+                    name=str(a["name"]),
+                    mode=AxisMode.from_str(str(a["mode"])),
+                    fields=tuple(a.get("fields", ())),
+                    weight=float(a.get("weight", 1.0)),
+                )
+                for a in axes_raw
+            )
+        except KeyError as exc:
+            raise ConfigError(f"軸(axes)の定義に {exc} がありません") from None
+    fusion_raw = data.get("fusion", {})
+    fusion = FusionConfig(
+        method=FusionMethod.from_str(str(fusion_raw.get("method", "linear"))),
+        k=int(fusion_raw.get("k", 60)),
+    )
+    search = data.get("search", {})
+    bm25 = data.get("bm25", {})
+    chunking = data.get("chunking", {})
+    return CollectionConfig(
+        name=str(cname),
+        description=str(data.get("description", "")),
+        source_type=str(data.get("source_type", "")),
+        axes=axes,
+        fusion=fusion,
+        top_k=int(search.get("top_k", 10)),
+        min_score=float(search.get("min_score", 0.0)),
+        group_by_doc=bool(search.get("group_by_doc", True)),
+        candidates=int(search.get("candidates", 100)),
+        bm25_k1=float(bm25.get("k1", 0.9)),
+        bm25_b=float(bm25.get("b", 0.4)),
+        split_mode=str(data.get("analyzer", {}).get("split_mode", "A")).upper(),
+        chunk_size=int(chunking.get("size", 400)),
+        chunk_overlap=int(chunking.get("overlap", 80)),
+        ingest=dict(data.get("ingest", {})),
+    )
+
+
+def load_config(path: str | Path, *, name: str | None = None) -> CollectionConfig:
+    """Read a collection config from a TOML file."""
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"設定ファイルが見つかりません: {p}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"設定ファイル {p} の TOML が不正です: {exc}") from None
+    return config_from_dict(data, name=name)

@@ -1,0 +1,44 @@
+"""The unit everything else moves around: one searchable chunk of a document."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def record_id(doc_id: str, field_name: str, n: int | None = None) -> str:
+    """Stable record id: ``{doc_id}:{field}`` or ``{doc_id}:{field}:{n}`` for chunk ``n``."""
+    if not doc_id:
+        raise ValueError("doc_id must not be empty")
+    if not field_name:
+        raise ValueError("field must not be empty")
+    return f"{doc_id}:{field_name}" if n is None else f"{doc_id}:{field_name}:{n}"
+
+
+@dataclass(frozen=True)
+class Record:
+    """One searchable chunk.
+
+    ``id`` is stable across re-ingests (see :func:`record_id`); ``doc_id`` names the parent
+    (a note, a card, a report, a manual); ``field`` is its namespace (``materials_methods``,
+    ``combined``, ``effect_1``, ``qa_question``, ``body``...). ``metadata`` holds title,
+    source_type, date (``YYYY-MM-DD``), store, author, chapter, section, path...
+    """
+
+    id: str
+    doc_id: str
+    field: str
+    text: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def content_hash(self) -> str:
+        """sha256 over text and sorted metadata: equal hash means re-ingest is a no-op."""
+        blob = json.dumps(
+            {"text": self.text, "field": self.field, "doc_id": self.doc_id,
+             "metadata": dict(self.metadata)},
+            ensure_ascii=False, sort_keys=True, default=str,
+        )
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()

@@ -1,0 +1,82 @@
+"""The workspace: one folder holding collections, caches, tables and logs.
+
+``TANSAKU_HOME`` selects it (default ``./.tansaku``). Layout::
+
+    <home>/
+      collections/<name>/config.toml   collection config (axes, fusion, ingest mapping)
+      collections/<name>/shard/        embedded engine data (qdrant-edge)
+      collections/<name>/state.json    BM25 length statistics, schema version
+      cache/embeddings.sqlite          (model, sha256(text)) -> vector
+      tables.toml, tables/             registered CSV/Parquet tables (tansaku.tables)
+      logs/                            search events and other JSON-line logs
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from tansaku.errors import ConfigError
+
+ENV_HOME = "TANSAKU_HOME"
+DEFAULT_HOME = ".tansaku"
+DEFAULT_TEAM = "default"
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,63}$")
+
+
+def validate_name(value: str, what: str = "コレクション名") -> str:
+    """Collection and team names are folder names and payload values: keep them plain."""
+    if not _NAME_RE.match(value or ""):
+        raise ConfigError(
+            f"{what}「{value}」は使えません。英数字で始まり、英数字・_・- のみ、64文字以内にしてください"
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class Workspace:
+    home: Path
+
+    @classmethod
+    def from_env(cls, home: str | Path | None = None) -> Workspace:
+        """``home`` if given, else ``$TANSAKU_HOME``, else ``./.tansaku``."""
+        raw = home if home is not None else os.environ.get(ENV_HOME) or DEFAULT_HOME
+        return cls(Path(raw).expanduser().resolve())
+
+    @property
+    def collections_dir(self) -> Path:
+        return self.home / "collections"
+
+    def collection_dir(self, name: str) -> Path:
+        return self.collections_dir / validate_name(name)
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.home / "cache"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.home / "logs"
+
+    @property
+    def tables_file(self) -> Path:
+        return self.home / "tables.toml"
+
+    @property
+    def tables_dir(self) -> Path:
+        return self.home / "tables"
+
+    def ensure(self) -> Workspace:
+        for d in (self.collections_dir, self.cache_dir, self.logs_dir):
+            d.mkdir(parents=True, exist_ok=True)
+        return self
+
+    def collection_names(self) -> list[str]:
+        if not self.collections_dir.is_dir():
+            return []
+        return sorted(
+            p.name for p in self.collections_dir.iterdir() if (p / "config.toml").is_file()
+        )
