@@ -1,0 +1,242 @@
+"""The ``tansaku`` command: a thin adapter over the library.
+
+Library errors become Japanese messages on stderr and a non-zero exit code; ``--json`` prints one
+JSON object on stdout for machines.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from tansaku.cli import render
+from tansaku.errors import TansakuError
+from tansaku.workspace import DEFAULT_TEAM, Workspace
+
+app = typer.Typer(
+    name="tansaku",
+    help="探索 tansaku — 日本語の業務ナレッジを検索するツールキット",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console(soft_wrap=False)
+err = Console(stderr=True)
+
+TeamOpt = Annotated[str, typer.Option("--team", "-t", help="チーム(テナント)名")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="JSON で出力する(機械向け)")]
+HomeOpt = Annotated[
+    Path | None,
+    typer.Option("--home", help="ワークスペースのフォルダ(既定: $TANSAKU_HOME または ./.tansaku)"),
+]
+
+
+def fail(message: str, code: int = 1) -> typer.Exit:
+    err.print(f"[red]エラー:[/] {message}")
+    return typer.Exit(code)
+
+
+def emit_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def _connect(home: Path | None) -> Any:
+    import tansaku
+
+    return tansaku.connect(home)
+
+
+@app.command()
+def init(home: HomeOpt = None) -> None:
+    """ワークスペースを作成する。"""
+    ws = Workspace.from_env(home).ensure()
+    out.print(f"ワークスペースを用意しました: {ws.home}")
+
+
+def _progress_bar() -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TaskProgressColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+    )
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="取り込むファイルまたはフォルダ")],
+    collection: Annotated[str, typer.Option("--collection", "-c", help="コレクション名")],
+    team: TeamOpt = DEFAULT_TEAM,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="コレクション設定(TOML)")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="書き込まずに監査ログ(JSONL)だけ出す")
+    ] = False,
+    audit: Annotated[
+        Path | None, typer.Option("--audit", help="監査ログ(JSONL)の出力先")
+    ] = None,
+    sync: Annotated[
+        bool, typer.Option("--sync", help="ソースから消えた文書をコレクションからも削除する")
+    ] = False,
+    as_json: JsonOpt = False,
+    home: HomeOpt = None,
+) -> None:
+    """ファイルやフォルダをコレクションに取り込む(変更のない内容は再埋め込みしない)。"""
+    from tansaku.ingest.pipeline import write_audit
+
+    try:
+        with _connect(home) as ts, _progress_bar() as bar:
+            tasks: dict[str, Any] = {}
+
+            def progress(stage: str, done: int, total: int) -> None:
+                label = {"embed": "埋め込み", "write": "書き込み"}.get(stage, stage)
+                if stage not in tasks:
+                    tasks[stage] = bar.add_task(label, total=total, rate="")
+                task = bar.tasks[tasks[stage]]
+                rate = f"{task.speed:.1f} 件/秒" if task.speed else ""
+                bar.update(tasks[stage], completed=done, total=total, rate=rate)
+
+            report = ts.ingest(
+                paths, collection=collection, team=team, config=config, sync=sync,
+                dry_run=dry_run, progress=None if as_json else progress,
+            )
+            audit_path = audit
+            if dry_run and audit_path is None:
+                audit_path = ts.workspace.logs_dir / f"ingest-audit-{collection}.jsonl"
+            if audit_path is not None:
+                write_audit(report, audit_path)
+    except TansakuError as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        data = report.to_dict()
+        if audit_path is not None:
+            data["audit"] = str(audit_path)
+        emit_json(data)
+    else:
+        render.print_ingest(out, report, collection, team)
+        if audit_path is not None:
+            out.print(f"監査ログ: {audit_path}")
+    if report.failed:
+        raise typer.Exit(1)
+
+
+def _parse_date(value: str | None, option: str) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise fail(f"{option} の日付「{value}」を読めません。YYYY-MM-DD で指定してください", 2) \
+            from None
+
+
+def _parse_meta(items: list[str]) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+    equals: dict[str, str] = {}
+    any_of: dict[str, tuple[str, ...]] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key or not value:
+            raise fail(f"--where「{item}」は キー=値 の形で指定してください(例: store=新宿店)", 2)
+        values = tuple(v for v in value.split(",") if v)
+        if len(values) > 1:
+            any_of[key] = values
+        else:
+            equals[key] = values[0]
+    return equals, any_of
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="検索クエリ(日本語)")],
+    collection: Annotated[str, typer.Option("--collection", "-c", help="コレクション名")],
+    team: TeamOpt = DEFAULT_TEAM,
+    top_k: Annotated[int | None, typer.Option("--top-k", "-k", min=1, max=1000,
+                                             help="返す件数")] = None,
+    field: Annotated[list[str], typer.Option("--field", help="対象フィールド(複数可)")] = [],  # noqa: B006
+    where: Annotated[list[str], typer.Option("--where", help="メタデータ条件 キー=値[,値]")] = [],  # noqa: B006
+    date_from: Annotated[str | None, typer.Option("--from", help="日付の下限 YYYY-MM-DD")] = None,
+    date_to: Annotated[str | None, typer.Option("--to", help="日付の上限 YYYY-MM-DD")] = None,
+    min_score: Annotated[float | None, typer.Option("--min-score", help="最終スコアの下限")] = None,
+    as_json: JsonOpt = False,
+    home: HomeOpt = None,
+) -> None:
+    """コレクションをハイブリッド検索する(BM25 + ベクトル)。"""
+    from tansaku.store.base import Filter
+
+    if not query.strip():
+        raise fail("検索クエリが空です", 2)
+    equals, any_of = _parse_meta(where)
+    try:
+        flt = Filter(fields=tuple(field), equals=equals, any_of=any_of,
+                     date_from=_parse_date(date_from, "--from"),
+                     date_to=_parse_date(date_to, "--to"))
+    except ValueError as exc:
+        raise fail(str(exc), 2) from None
+    try:
+        with _connect(home) as ts:
+            result = ts.search(query, collection=collection, team=team, top_k=top_k, filter=flt,
+                               min_score=min_score)
+    except TansakuError as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        emit_json(result.to_dict())
+    else:
+        render.print_search(out, result)
+
+
+@app.command()
+def collections(as_json: JsonOpt = False, home: HomeOpt = None) -> None:
+    """コレクションの一覧を表示する。"""
+    try:
+        with _connect(home) as ts:
+            infos = ts.collections()
+    except TansakuError as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        emit_json({"collections": [vars(i) | {"teams": list(i.teams), "axes": list(i.axes)}
+                                   for i in infos]})
+    else:
+        render.print_collections(out, infos)
+
+
+def _register_optional() -> None:
+    from tansaku.cli import demo as demo_cmd
+
+    demo_cmd.register(app)
+    try:
+        from tansaku.cli import tables as tables_cmd
+    except ImportError:  # the tables CLI module is optional until it lands
+        return
+    tables_cmd.register(app)
+
+
+_register_optional()
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

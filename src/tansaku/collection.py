@@ -1,0 +1,221 @@
+"""A collection on disk: its config, its store and its BM25 length statistics."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tansaku.config import AxisMode, CollectionConfig, config_from_dict
+from tansaku.errors import CollectionNotFound, ConfigError
+from tansaku.store.edge import EdgeStore
+from tansaku.workspace import Workspace, validate_name
+
+STATE_VERSION = 1
+REWEIGHT_DRIFT = 0.2  # re-encode a field's BM25 vectors when its average length moved by > 20%
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write via a temp file and rename: a crash never leaves a half-written file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(x)}" for k, x in v.items()) + " }"
+    raise ConfigError(f"設定値を TOML に書けません: {v!r}")
+
+
+def _toml_key(k: str) -> str:
+    return k if k.replace("_", "").replace("-", "").isalnum() and k.isascii() else json.dumps(k)
+
+
+def dump_toml(data: dict[str, Any]) -> str:
+    """A small TOML writer for config dicts (scalars, lists, inline tables, nested tables)."""
+    lines: list[str] = []
+    tables: list[tuple[str, dict[str, Any]]] = []
+    arrays: list[tuple[str, list[dict[str, Any]]]] = []
+    for k, v in data.items():
+        if isinstance(v, dict):
+            tables.append((k, v))
+        elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            arrays.append((k, v))
+        else:
+            lines.append(f"{_toml_key(k)} = {_toml_value(v)}")
+
+    def emit_table(prefix: str, table: dict[str, Any]) -> None:
+        scalars = {k: v for k, v in table.items() if not isinstance(v, dict)}
+        subs = {k: v for k, v in table.items() if isinstance(v, dict)}
+        lines.append("")
+        lines.append(f"[{prefix}]")
+        for k, v in scalars.items():
+            lines.append(f"{_toml_key(k)} = {_toml_value(v)}")
+        for k, v in subs.items():
+            emit_table(f"{prefix}.{_toml_key(k)}", v)
+
+    for k, items in arrays:
+        for item in items:
+            lines.append("")
+            lines.append(f"[[{_toml_key(k)}]]")
+            for ik, iv in item.items():
+                lines.append(f"{_toml_key(ik)} = {_toml_value(iv)}")
+    for k, v in tables:
+        emit_table(_toml_key(k), v)
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+@dataclass
+class FieldStats:
+    total_len: int = 0
+    count: int = 0
+    avgdl_written: float = 0.0
+
+    @property
+    def avgdl(self) -> float:
+        return self.total_len / self.count if self.count else 0.0
+
+
+@dataclass
+class CollectionState:
+    """Persisted per collection: BM25 length statistics per (tenant, field)."""
+
+    embedder: str = ""
+    dim: int = 0
+    bm25: dict[str, dict[str, FieldStats]] = field(default_factory=dict)
+
+    def stats(self, tenant: str, field_name: str) -> FieldStats:
+        return self.bm25.setdefault(tenant, {}).setdefault(field_name, FieldStats())
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "version": STATE_VERSION,
+                "embedder": self.embedder,
+                "dim": self.dim,
+                "bm25": {
+                    t: {f: vars(s) for f, s in fields.items()} for t, fields in self.bm25.items()
+                },
+            },
+            ensure_ascii=False,
+            indent=1,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> CollectionState:
+        data = json.loads(text)
+        return cls(
+            embedder=data.get("embedder", ""),
+            dim=int(data.get("dim", 0)),
+            bm25={
+                t: {f: FieldStats(**s) for f, s in fields.items()}
+                for t, fields in data.get("bm25", {}).items()
+            },
+        )
+
+
+class Collection:
+    """Config + store + state of one collection. Open it with :meth:`open` or :meth:`create`."""
+
+    def __init__(self, path: Path, config: CollectionConfig, state: CollectionState) -> None:
+        self.path = path
+        self.config = config
+        self.state = state
+        self._store: EdgeStore | None = None
+        self.lock = threading.RLock()
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def store(self) -> EdgeStore:
+        if self._store is None:
+            self._store = EdgeStore(self.path / "shard", dim=self.state.dim or 384)
+        return self._store
+
+    @property
+    def needs_dense(self) -> bool:
+        return any(a.mode is AxisMode.DENSE for a in self.config.axes)
+
+    def dense_fields(self) -> set[str] | None:
+        """Fields that need a dense vector; ``None`` means every field."""
+        fields: set[str] = set()
+        for axis in self.config.axes:
+            if axis.mode is AxisMode.DENSE:
+                if not axis.fields:
+                    return None
+                fields.update(axis.fields)
+        return fields
+
+    def save_state(self) -> None:
+        atomic_write(self.path / "state.json", self.state.to_json())
+
+    def save_config(self) -> None:
+        atomic_write(self.path / "config.toml", dump_toml(self.config.to_dict()))
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    @classmethod
+    def open(cls, ws: Workspace, name: str) -> Collection:
+        path = ws.collection_dir(name)
+        cfg_path = path / "config.toml"
+        if not cfg_path.is_file():
+            raise CollectionNotFound(name, ws.collection_names())
+        try:
+            cfg = config_from_dict(tomllib.loads(cfg_path.read_text(encoding="utf-8")), name=name)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{cfg_path} の TOML が不正です: {exc}") from None
+        state_path = path / "state.json"
+        state = (
+            CollectionState.from_json(state_path.read_text(encoding="utf-8"))
+            if state_path.is_file()
+            else CollectionState()
+        )
+        return cls(path, cfg, state)
+
+    @classmethod
+    def create(
+        cls, ws: Workspace, config: CollectionConfig, *, embedder_name: str, dim: int
+    ) -> Collection:
+        validate_name(config.name)
+        path = ws.collection_dir(config.name)
+        path.mkdir(parents=True, exist_ok=True)
+        col = cls(path, config, CollectionState(embedder=embedder_name, dim=dim))
+        col.save_state()
+        col.save_config()  # written last: a collection exists once its config does
+        return col
+
+    def update_config(self, config: CollectionConfig) -> None:
+        """Replace the search/ingest config (the embedder and data stay)."""
+        self.config = config
+        self.save_config()
+
+
+AnalyzeFn = Callable[[str], list[str]]

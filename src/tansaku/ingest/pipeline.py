@@ -1,0 +1,290 @@
+"""Ingest: sources -> records -> diff against the store -> embed what changed -> upsert.
+
+Re-ingesting unchanged content is a no-op (no embedding, no write). Changed content replaces by
+id; chunks a document no longer has are removed; ``sync`` also removes documents that vanished
+from the given source folders. Writes go in batches, each atomic in the engine, so an
+interrupted ingest leaves a readable collection that the next run completes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tansaku.collection import REWEIGHT_DRIFT, Collection
+from tansaku.embed.cache import CachedEmbedder
+from tansaku.errors import LoadError
+from tansaku.records import Record
+from tansaku.store.base import Filter, StoredPoint
+from tansaku.store.sparse import doc_vector
+from tansaku.text import get_analyzer
+
+BATCH = 256
+ProgressFn = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+@dataclass(frozen=True)
+class Failure:
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    id: str
+    field: str
+    text_len: int
+    action: str  # insert | update | unchanged | delete | skip
+    reason: str = ""
+    doc_id: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {"id": self.id, "doc_id": self.doc_id, "field": self.field,
+             "text_len": self.text_len, "action": self.action}
+        if self.reason:
+            d["skip_reason" if self.action == "skip" else "reason"] = self.reason
+        return d
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    inserted: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    embedded: int = 0
+    skipped: int = 0
+    failed: tuple[Failure, ...] = ()
+    dry_run: bool = False
+    audit: tuple[AuditRow, ...] = field(default=(), repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "inserted": self.inserted,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "deleted": self.deleted,
+            "embedded": self.embedded,
+            "skipped": self.skipped,
+            "dry_run": self.dry_run,
+            "failed": [{"path": f.path, "reason": f.reason} for f in self.failed],
+        }
+
+
+def load_sources(
+    paths: Sequence[str | Path], collection: Collection
+) -> tuple[list[Record], list[Failure]]:
+    """Run every loader over ``paths``; failures are collected, never raised."""
+    from tansaku.ingest.loaders import load_file
+    from tansaku.ingest.sources import iter_source_files
+
+    records: list[Record] = []
+    failures: list[Failure] = []
+    for src in iter_source_files([Path(p) for p in paths]):
+        result = load_file(src, collection.config)
+        records.extend(result.records)
+        failures.extend(Failure(e.path, e.reason) for e in result.errors)
+    return records, failures
+
+
+def _dedupe(records: Iterable[Record]) -> tuple[list[Record], list[AuditRow]]:
+    seen: dict[str, Record] = {}
+    skipped: list[AuditRow] = []
+    for r in records:
+        if not r.text.strip():
+            skipped.append(AuditRow(r.id, r.field, 0, "skip", "本文が空です", r.doc_id))
+        elif r.id in seen:
+            skipped.append(
+                AuditRow(r.id, r.field, len(r.text), "skip", "同じIDのレコードが先にあります",
+                         r.doc_id)
+            )
+        else:
+            seen[r.id] = r
+    return list(seen.values()), skipped
+
+
+def _under(source: str, roots: Sequence[Path]) -> bool:
+    try:
+        p = Path(source).resolve()
+    except (OSError, ValueError):
+        return False
+    return any(p == r or r in p.parents for r in roots)
+
+
+def ingest_records(
+    collection: Collection,
+    records: Iterable[Record],
+    embedder: CachedEmbedder | None,
+    *,
+    tenant: str,
+    sync_roots: Sequence[Path] | None = None,
+    sync_all: bool = False,
+    dry_run: bool = False,
+    failures: Sequence[Failure] = (),
+    progress: ProgressFn | None = None,
+) -> IngestReport:
+    """Bring the tenant's part of ``collection`` in line with ``records``.
+
+    ``sync_roots``: delete stored documents whose ``metadata.source`` lies under one of these
+    folders/files but produced no record this run. ``sync_all``: delete every stored document of
+    the tenant that produced no record (the collection mirrors ``records`` exactly).
+    """
+    cfg = collection.config
+    recs, audit = _dedupe(records)
+    skipped = len(audit)
+    fresh = dry_run and not (collection.path / "shard").exists()
+    existing = {} if fresh else {
+        p["rid"]: p
+        for p in collection.store.scan(
+            tenant, keys=["rid", "doc_id", "field", "hash", "bm25_len", "meta"]
+        )
+    }
+    produced_docs = {r.doc_id for r in recs}
+    produced_ids = {r.id for r in recs}
+    inserts: list[Record] = []
+    updates: list[Record] = []
+    hashes: dict[str, str] = {}
+    for r in recs:
+        h = r.content_hash()
+        hashes[r.id] = h
+        old = existing.get(r.id)
+        if old is None:
+            inserts.append(r)
+            audit.append(AuditRow(r.id, r.field, len(r.text), "insert", doc_id=r.doc_id))
+        elif old.get("hash") != h:
+            updates.append(r)
+            audit.append(AuditRow(r.id, r.field, len(r.text), "update", doc_id=r.doc_id))
+        else:
+            audit.append(AuditRow(r.id, r.field, len(r.text), "unchanged", doc_id=r.doc_id))
+
+    roots = [Path(p).resolve() for p in (sync_roots or [])]
+    deletes: list[str] = []
+    for rid, p in existing.items():
+        if rid in produced_ids:
+            continue
+        doc = p.get("doc_id", "")
+        stale_chunk = doc in produced_docs
+        gone = sync_all or (
+            roots and _under(str((p.get("meta") or {}).get("source", "")), roots)
+        )
+        if stale_chunk or gone:
+            deletes.append(rid)
+            audit.append(
+                AuditRow(rid, p.get("field", ""), 0, "delete",
+                         "文書から消えた部分です" if stale_chunk else "ソースから消えた文書です",
+                         doc)
+            )
+
+    report = IngestReport(
+        inserted=len(inserts), updated=len(updates), unchanged=len(recs) - len(inserts)
+        - len(updates), deleted=len(deletes), skipped=skipped, failed=tuple(failures),
+        dry_run=dry_run, audit=tuple(audit),
+    )
+    if dry_run:
+        return report
+
+    store = collection.store
+    changed = inserts + updates
+    analyzer = get_analyzer(cfg.split_mode)
+    terms = {r.id: analyzer.terms(r.text) for r in changed}
+
+    # Length statistics move first, so new vectors are written with the new averages.
+    with collection.lock:
+        for rid in deletes + [r.id for r in updates]:
+            old = existing[rid]
+            st = collection.state.stats(tenant, old.get("field", ""))
+            st.total_len -= int(old.get("bm25_len", 0))
+            st.count -= 1
+        for r in changed:
+            st = collection.state.stats(tenant, r.field)
+            st.total_len += len(terms[r.id])
+            st.count += 1
+        for fields in collection.state.bm25.get(tenant, {}).values():
+            if not fields.avgdl_written:
+                fields.avgdl_written = fields.avgdl
+
+    dense_fields = collection.dense_fields() if collection.needs_dense else set()
+    to_embed = [r for r in changed if dense_fields is None or r.field in dense_fields]
+    vectors: dict[str, Any] = {}
+    embedded_before = embedder.embedded if embedder is not None else 0
+    if to_embed:
+        if embedder is None:
+            raise ValueError("dense axes need an embedder")
+        done = 0
+
+        def advance(n: int) -> None:
+            nonlocal done
+            done += n
+            if progress is not None:
+                progress("embed", done, len(to_embed))
+
+        arr = embedder.embed_passages([r.text for r in to_embed], progress=advance)
+        vectors = {r.id: arr[i] for i, r in enumerate(to_embed)}
+
+    points = []
+    for r in changed:
+        st = collection.state.stats(tenant, r.field)
+        sparse = doc_vector(terms[r.id], k1=cfg.bm25_k1, b=cfg.bm25_b,
+                            avgdl=st.avgdl_written or st.avgdl or 1.0)
+        points.append(StoredPoint(r, sparse, vectors.get(r.id), hashes[r.id], len(terms[r.id])))
+    for i in range(0, len(points), BATCH):
+        store.upsert(tenant, points[i : i + BATCH])
+        if progress is not None:
+            progress("write", min(i + BATCH, len(points)), len(points))
+    for i in range(0, len(deletes), BATCH):
+        store.delete(tenant, deletes[i : i + BATCH])
+    _reweight_drifted(collection, tenant)
+    store.flush()
+    collection.save_state()
+    embedded = (embedder.embedded - embedded_before) if embedder is not None else 0
+    return IngestReport(
+        inserted=report.inserted, updated=report.updated, unchanged=report.unchanged,
+        deleted=report.deleted, embedded=embedded, skipped=skipped, failed=report.failed,
+        dry_run=False, audit=report.audit,
+    )
+
+
+def _reweight_drifted(collection: Collection, tenant: str) -> None:
+    """Re-encode the BM25 vectors of fields whose average length drifted past the threshold."""
+    cfg = collection.config
+    analyzer = get_analyzer(cfg.split_mode)
+    for field_name, st in collection.state.bm25.get(tenant, {}).items():
+        if not st.count:
+            continue
+        if st.avgdl_written and abs(st.avgdl - st.avgdl_written) / st.avgdl_written \
+                <= REWEIGHT_DRIFT:
+            continue
+        st.avgdl_written = st.avgdl
+        rows = collection.store.scan(tenant, Filter(fields=(field_name,)), keys=["rid", "text"])
+        vectors = {
+            row["rid"]: doc_vector(analyzer.terms(row["text"]), k1=cfg.bm25_k1, b=cfg.bm25_b,
+                                   avgdl=st.avgdl)
+            for row in rows
+        }
+        items = list(vectors.items())
+        for i in range(0, len(items), BATCH):
+            collection.store.update_sparse(tenant, dict(items[i : i + BATCH]))
+
+
+def write_audit(report: IngestReport, path: str | Path) -> Path:
+    """The audit trail as JSON lines (one per record: id, field, text_len, action, reason)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with p.open("w", encoding="utf-8") as fh:
+        for row in report.audit:
+            fh.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")
+        for f in report.failed:
+            fh.write(json.dumps({"path": f.path, "action": "failed", "reason": f.reason},
+                                ensure_ascii=False) + "\n")
+    return p
+
+
+__all__ = ["AuditRow", "Failure", "IngestReport", "LoadError", "ingest_records", "load_sources",
+           "write_audit"]

@@ -1,0 +1,54 @@
+"""Score fusion across retrieval legs (axes). Pure functions over ranked lists.
+
+A *run* is a ranked list of ``(key, score)`` pairs, best first. Keys are document ids when
+results are grouped by document, record ids otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+
+Run = Sequence[tuple[Hashable, float]]
+
+
+def minmax(run: Run) -> dict[Hashable, float]:
+    """Scale a run's scores to [0, 1]: ``(s - min) / (max - min)``.
+
+    A run whose scores are all equal maps every key to 1.0 (each is the best the leg found).
+    """
+    if not run:
+        return {}
+    scores = [s for _, s in run]
+    lo, hi = min(scores), max(scores)
+    if hi - lo <= 1e-12:
+        return {k: 1.0 for k, _ in run}
+    return {k: (s - lo) / (hi - lo) for k, s in run}
+
+
+def linear_fusion(
+    runs: Mapping[str, Run], weights: Mapping[str, float]
+) -> dict[Hashable, float]:
+    """Weighted sum of min-max normalised scores; a key missing from a run scores 0 there.
+
+    ``score(d) = Σ_axis w_axis · minmax_axis(d)``
+    """
+    fused: dict[Hashable, float] = {}
+    for axis, run in runs.items():
+        w = weights.get(axis, 1.0)
+        for key, s in minmax(run).items():
+            fused[key] = fused.get(key, 0.0) + w * s
+    return fused
+
+
+def rrf_fusion(
+    runs: Mapping[str, Run], weights: Mapping[str, float], *, k: int = 60
+) -> dict[Hashable, float]:
+    """Reciprocal rank fusion with 1-based ranks: ``score(d) = Σ_axis w_axis / (k + rank)``."""
+    if k <= 0:
+        raise ValueError(f"k must be greater than 0. Currently, k is {k}")
+    fused: dict[Hashable, float] = {}
+    for axis, run in runs.items():
+        w = weights.get(axis, 1.0)
+        for rank, (key, _) in enumerate(run, start=1):
+            fused[key] = fused.get(key, 0.0) + w / (k + rank)
+    return fused

@@ -1,0 +1,304 @@
+"""Embedded default store: Qdrant's engine in-process through ``qdrant-edge-py``.
+
+One shard per collection in ``<collection>/shard``. Each point carries a named dense vector
+(``dense``, cosine) and a sparse ``bm25`` vector whose IDF the engine applies
+(``Modifier.Idf``), computed over the tenant (and axis fields) only, so one team's documents never
+shift another team's scores. Point ids are UUIDv5 of (tenant, record id).
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import qdrant_edge as qe
+
+from tansaku.records import Record
+from tansaku.store.base import Filter, ScoredRecord, StoredPoint, payload_metadata
+from tansaku.store.sparse import SparseVec
+
+_NS = uuid.UUID("6f1c7a52-3b8e-4f0a-9d1e-7a5b2c9e4d10")
+DENSE = "dense"
+SPARSE = "bm25"
+_INDEXED_KEYWORDS = ("doc_id", "field", "rid", "meta.source_type", "meta.store")
+_EXACT_BELOW = 20_000  # brute force is exact and fast enough below this many points
+_HNSW_EF = 256
+
+
+def point_id(tenant: str, rid: str) -> str:
+    return str(uuid.uuid5(_NS, f"{tenant}\x00{rid}"))
+
+
+def _date_int(value: Any) -> int | None:
+    if not isinstance(value, str) or len(value) < 10:
+        return None
+    digits = value[:10].replace("-", "")
+    return int(digits) if digits.isdigit() and len(digits) == 8 else None
+
+
+def _conditions(tenant: str, flt: Filter | None) -> list[Any]:
+    must: list[Any] = [qe.FieldCondition("tenant", match=qe.MatchValue(tenant))]
+    if flt is None:
+        return must
+    if flt.fields:
+        must.append(qe.FieldCondition("field", match=qe.MatchAny(list(flt.fields))))
+    if flt.doc_ids:
+        must.append(qe.FieldCondition("doc_id", match=qe.MatchAny(list(flt.doc_ids))))
+    for key, value in flt.equals.items():
+        must.append(qe.FieldCondition(f"meta.{key}", match=qe.MatchValue(value)))
+    for key, values in flt.any_of.items():
+        must.append(qe.FieldCondition(f"meta.{key}", match=qe.MatchAny(list(values))))
+    if flt.date_from or flt.date_to:
+        rng = qe.RangeFloat(
+            gte=float(flt.date_from.strftime("%Y%m%d")) if flt.date_from else None,
+            lte=float(flt.date_to.strftime("%Y%m%d")) if flt.date_to else None,
+        )
+        must.append(qe.FieldCondition("date_int", range=rng))
+    return must
+
+
+def _to_record(payload: dict[str, Any]) -> Record:
+    return Record(
+        id=payload["rid"],
+        doc_id=payload["doc_id"],
+        field=payload["field"],
+        text=payload["text"],
+        metadata=payload.get("meta") or {},
+    )
+
+
+class EdgeStore:
+    """A :class:`~tansaku.store.base.Store` on one qdrant-edge shard."""
+
+    def __init__(self, path: str | Path, *, dim: int) -> None:
+        self.path = Path(path)
+        self.dim = dim
+        self._lock = threading.RLock()
+        if (self.path / "edge_config.json").exists() or (self.path / "segments").exists():
+            self._shard = qe.EdgeShard.load(str(self.path))
+        else:
+            self.path.mkdir(parents=True, exist_ok=True)
+            cfg = qe.EdgeConfig(
+                vectors={DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
+                sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+            )
+            self._shard = qe.EdgeShard.create(str(self.path), cfg)
+            self._create_indexes()
+
+    def _create_indexes(self) -> None:
+        self._shard.update(
+            qe.UpdateOperation.create_field_index(
+                "tenant", qe.KeywordIndexParams(is_tenant=True)
+            )
+        )
+        for key in _INDEXED_KEYWORDS:
+            self._shard.update(
+                qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword)
+            )
+        self._shard.update(
+            qe.UpdateOperation.create_field_index("date_int", qe.PayloadSchemaType.Integer)
+        )
+
+    # -- writes -------------------------------------------------------------------------
+    def upsert(self, tenant: str, points: Sequence[StoredPoint]) -> None:
+        if not points:
+            return
+        qpoints = []
+        for p in points:
+            rec = p.record
+            meta = payload_metadata(rec.metadata)
+            payload: dict[str, Any] = {
+                "tenant": tenant,
+                "rid": rec.id,
+                "doc_id": rec.doc_id,
+                "field": rec.field,
+                "text": rec.text,
+                "meta": meta,
+                "hash": p.content_hash,
+                "bm25_len": p.bm25_len,
+            }
+            d = _date_int(meta.get("date"))
+            if d is not None:
+                payload["date_int"] = d
+            vector: dict[str, Any] = {
+                SPARSE: qe.SparseVector(list(p.sparse.indices), list(p.sparse.values))
+            }
+            if p.dense is not None:
+                vector[DENSE] = np.asarray(p.dense, dtype=np.float32).tolist()
+            qpoints.append(qe.Point(point_id(tenant, rec.id), vector, payload))
+        with self._lock:
+            self._shard.update(qe.UpdateOperation.upsert_points(qpoints))
+
+    def delete(self, tenant: str, ids: Sequence[str]) -> None:
+        if not ids:
+            return
+        with self._lock:
+            self._shard.update(
+                qe.UpdateOperation.delete_points([point_id(tenant, i) for i in ids])
+            )
+
+    def update_sparse(self, tenant: str, vectors: dict[str, SparseVec]) -> None:
+        """Replace the bm25 vector of existing records (used when field lengths drift)."""
+        if not vectors:
+            return
+        ops = [
+            qe.PointVectors(
+                point_id(tenant, rid), {SPARSE: qe.SparseVector(list(v.indices), list(v.values))}
+            )
+            for rid, v in vectors.items()
+        ]
+        with self._lock:
+            self._shard.update(qe.UpdateOperation.update_vectors(ops))
+
+    # -- reads --------------------------------------------------------------------------
+    def count(self, tenant: str, filter: Filter | None = None) -> int:
+        with self._lock:
+            return int(
+                self._shard.count(
+                    qe.CountRequest(filter=qe.Filter(must=_conditions(tenant, filter)), exact=True)
+                )
+            )
+
+    def total(self) -> int:
+        with self._lock:
+            return int(self._shard.count(qe.CountRequest(exact=True)))
+
+    def get(self, tenant: str, ids: Sequence[str]) -> list[Record]:
+        if not ids:
+            return []
+        with self._lock:
+            found = self._shard.retrieve([point_id(tenant, i) for i in ids], with_payload=True, with_vector=False)
+        by_rid = {}
+        for r in found:
+            if r.payload and r.payload.get("tenant") == tenant:
+                by_rid[r.payload["rid"]] = _to_record(r.payload)
+        return [by_rid[i] for i in ids if i in by_rid]
+
+    def scan(
+        self, tenant: str, filter: Filter | None = None, *, keys: Sequence[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """Every payload (or the selected keys) of the tenant's records matching ``filter``."""
+        selector: Any = qe.PayloadSelector.Include(list(keys)) if keys else True
+        flt = qe.Filter(must=_conditions(tenant, filter))
+        out: list[dict[str, Any]] = []
+        offset = None
+        with self._lock:
+            while True:
+                points, offset = self._shard.scroll(
+                    qe.ScrollRequest(offset=offset, limit=1000, filter=flt, with_payload=selector)
+                )
+                out.extend(p.payload or {} for p in points)
+                if offset is None or not points:
+                    break
+        return out
+
+    def hashes(self, tenant: str, filter: Filter | None = None) -> dict[str, str]:
+        return {p["rid"]: p.get("hash", "") for p in self.scan(tenant, filter, keys=["rid", "hash"])}
+
+    def _params(self, *, dense: bool) -> qe.SearchParams | None:
+        if not dense:
+            return None
+        if self.total() < _EXACT_BELOW:
+            return qe.SearchParams(exact=True)
+        return qe.SearchParams(hnsw_ef=_HNSW_EF)
+
+    def _idf_params(self, tenant: str, filter: Filter | None) -> qe.SearchParams:
+        corpus = [qe.FieldCondition("tenant", match=qe.MatchValue(tenant))]
+        if filter is not None and filter.fields:
+            corpus.append(qe.FieldCondition("field", match=qe.MatchAny(list(filter.fields))))
+        return qe.SearchParams(idf=qe.IdfParams(corpus=qe.Filter(must=corpus)))
+
+    def _run(self, request: qe.QueryRequest) -> list[ScoredRecord]:
+        with self._lock:
+            points = self._shard.query(request)
+        return [ScoredRecord(_to_record(p.payload or {}), float(p.score)) for p in points]
+
+    def search_sparse(
+        self, tenant: str, query: SparseVec, *, filter: Filter | None = None, limit: int = 10
+    ) -> list[ScoredRecord]:
+        if not len(query):
+            return []
+        req = qe.QueryRequest(
+            limit=limit,
+            query=qe.Query.Nearest(
+                qe.SparseVector(list(query.indices), list(query.values)), using=SPARSE
+            ),
+            filter=qe.Filter(must=_conditions(tenant, filter)),
+            with_payload=True,
+            params=self._idf_params(tenant, filter),
+        )
+        return [h for h in self._run(req) if h.score > 0]
+
+    def search_dense(
+        self, tenant: str, vector: np.ndarray, *, filter: Filter | None = None, limit: int = 10
+    ) -> list[ScoredRecord]:
+        req = qe.QueryRequest(
+            limit=limit,
+            query=qe.Query.Nearest(np.asarray(vector, dtype=np.float32).tolist(), using=DENSE),
+            filter=qe.Filter(must=_conditions(tenant, filter)),
+            with_payload=True,
+            params=self._params(dense=True),
+        )
+        return self._run(req)
+
+    def search_hybrid(
+        self,
+        tenant: str,
+        *,
+        sparse: SparseVec,
+        dense: np.ndarray,
+        filter: Filter | None = None,
+        limit: int = 10,
+        k: int = 60,
+        weights: Sequence[float] | None = None,
+        candidates: int = 100,
+    ) -> list[ScoredRecord]:
+        flt = qe.Filter(must=_conditions(tenant, filter))
+        prefetches = [
+            qe.Prefetch(
+                candidates,
+                query=qe.Query.Nearest(np.asarray(dense, dtype=np.float32).tolist(), using=DENSE),
+                filter=flt,
+                params=self._params(dense=True),
+            )
+        ]
+        if len(sparse):
+            prefetches.append(
+                qe.Prefetch(
+                    candidates,
+                    query=qe.Query.Nearest(
+                        qe.SparseVector(list(sparse.indices), list(sparse.values)), using=SPARSE
+                    ),
+                    filter=flt,
+                    params=self._idf_params(tenant, filter),
+                )
+            )
+        w = list(weights) if weights is not None else None
+        if w is not None and len(prefetches) == 1:
+            w = w[:1]
+        req = qe.QueryRequest(
+            limit=limit,
+            prefetches=prefetches,
+            query=qe.Fusion.Rrf(k=k, weights=w),
+            with_payload=True,
+        )
+        return self._run(req)
+
+    def optimize(self) -> None:
+        with self._lock:
+            self._shard.optimize()
+
+    def flush(self) -> None:
+        with self._lock:
+            self._shard.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._shard is not None:
+                self._shard.flush()
+                self._shard.close()
+                self._shard = None  # type: ignore[assignment]

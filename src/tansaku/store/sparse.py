@@ -1,0 +1,52 @@
+"""BM25 as sparse vectors: the document side carries the term-frequency part, the engine the IDF.
+
+For a document of length ``dl`` (terms) in a field whose average length is ``avgdl``, term ``t``
+occurring ``tf`` times gets the value::
+
+    tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
+
+A query is the set of its distinct terms with value 1. With ``Modifier.Idf`` the engine multiplies
+each matched term by ``ln(1 + (N - df + 0.5) / (df + 0.5))``, so the dot product is exactly
+Lucene's BM25 (without the query-term-frequency factor).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SparseVec:
+    indices: tuple[int, ...]
+    values: tuple[float, ...]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+def term_id(term: str) -> int:
+    """Stable 31-bit id of a term (blake2b); collisions are vanishingly rare at our vocabularies."""
+    digest = hashlib.blake2b(term.encode("utf-8"), digest_size=4).digest()
+    return int.from_bytes(digest, "little") & 0x7FFFFFFF
+
+
+def doc_vector(terms: Sequence[str], *, k1: float, b: float, avgdl: float) -> SparseVec:
+    """The BM25 term-frequency part of every distinct term of a document."""
+    if not terms:
+        return SparseVec((), ())
+    dl = len(terms)
+    norm = k1 * (1.0 - b + b * dl / max(avgdl, 1e-9))
+    merged: dict[int, float] = {}
+    for term, tf in Counter(terms).items():
+        merged[term_id(term)] = merged.get(term_id(term), 0.0) + tf * (k1 + 1.0) / (tf + norm)
+    idx = sorted(merged)
+    return SparseVec(tuple(idx), tuple(merged[i] for i in idx))
+
+
+def query_vector(terms: Iterable[str]) -> SparseVec:
+    """Each distinct query term once, value 1.0."""
+    idx = sorted({term_id(t) for t in terms})
+    return SparseVec(tuple(idx), tuple(1.0 for _ in idx))

@@ -1,0 +1,142 @@
+"""The contract every Store backend passes. Subclass and override the ``store`` fixture::
+
+    class TestMyStore(StoreContract):
+        @pytest.fixture
+        def store(self, tmp_path):
+            yield MyStore(...)
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import numpy as np
+import pytest
+
+from tansaku.records import Record, record_id
+from tansaku.store.base import Filter, Store, StoredPoint
+from tansaku.store.sparse import doc_vector, query_vector
+from tansaku.testing.embedders import HashEmbedder
+
+DOCS = [
+    ("r1", "body", "お客様から料理の温度が低いとのクレームがありました", "2025-12-10", "新宿店"),
+    ("r2", "body", "冷蔵庫の故障で食材を一部廃棄しました", "2025-12-10", "渋谷店"),
+    ("r3", "body", "ランチの提供が遅いとのご指摘を受けました", "2025-12-09", "新宿店"),
+    ("r4", "title", "衛生管理マニュアル 手洗いの手順", "2025-11-01", "本部"),
+]
+DIM = 32
+
+
+def _terms(text: str) -> list[str]:
+    return [text[i : i + 2] for i in range(len(text) - 1)]
+
+
+def make_points(embedder: HashEmbedder | None = None) -> list[StoredPoint]:
+    emb = embedder or HashEmbedder(DIM)
+    out = []
+    for doc, fld, text, day, store in DOCS:
+        rec = Record(id=record_id(doc, fld), doc_id=doc, field=fld, text=text,
+                     metadata={"date": day, "store": store, "source_type": "daily_report"})
+        terms = _terms(text)
+        out.append(StoredPoint(rec, doc_vector(terms, k1=0.9, b=0.4, avgdl=20.0),
+                               emb.embed_passages([text])[0], rec.content_hash(), len(terms)))
+    return out
+
+
+def q(text: str):  # noqa: ANN201 - test helper
+    return query_vector(_terms(text))
+
+
+class StoreContract:
+    @pytest.fixture
+    def store(self, tmp_path):  # noqa: ANN001, ANN201 - overridden by each backend
+        raise NotImplementedError
+
+    @pytest.fixture
+    def filled(self, store: Store) -> Store:
+        store.upsert("team-a", make_points())
+        store.upsert("team-b", make_points()[:1])
+        return store
+
+    def test_count_is_per_tenant(self, filled: Store) -> None:
+        assert filled.count("team-a") == 4
+        assert filled.count("team-b") == 1
+        assert filled.count("team-c") == 0
+
+    def test_get_returns_records_in_request_order(self, filled: Store) -> None:
+        got = filled.get("team-a", ["r3:body", "missing:body", "r1:body"])
+        assert [r.id for r in got] == ["r3:body", "r1:body"]
+        assert got[1].metadata["store"] == "新宿店"
+        assert got[1].text.startswith("お客様から")
+
+    def test_tenant_isolation_on_every_read(self, filled: Store) -> None:
+        assert filled.get("team-b", ["r2:body"]) == []
+        hits = filled.search_sparse("team-b", q("冷蔵庫の故障"), limit=10)
+        assert hits == []
+        dense = filled.search_dense("team-b", HashEmbedder(DIM).embed_queries(["冷蔵庫"])[0],
+                                    limit=10)
+        assert {h.record.id for h in dense} == {"r1:body"}
+        assert set(filled.hashes("team-b")) == {"r1:body"}
+
+    def test_sparse_ranks_lexical_match_first_and_drops_zero(self, filled: Store) -> None:
+        hits = filled.search_sparse("team-a", q("冷蔵庫"), limit=10)
+        assert hits[0].record.id == "r2:body"
+        assert all(h.score > 0 for h in hits)
+        assert len(hits) == 1
+
+    def test_dense_returns_all_candidates_by_similarity(self, filled: Store) -> None:
+        vec = HashEmbedder(DIM).embed_queries(["料理の温度が低いクレーム"])[0]
+        hits = filled.search_dense("team-a", vec, limit=10)
+        assert hits[0].record.id == "r1:body"
+        scores = [h.score for h in hits]
+        assert scores == sorted(scores, reverse=True)
+
+    def test_filters(self, filled: Store) -> None:
+        vec = HashEmbedder(DIM).embed_queries(["クレーム"])[0]
+        day = date(2025, 12, 10)
+        by_date = filled.search_dense("team-a", vec, filter=Filter(date_from=day, date_to=day))
+        assert {h.record.id for h in by_date} == {"r1:body", "r2:body"}
+        by_store = filled.search_dense("team-a", vec, filter=Filter(equals={"store": "新宿店"}))
+        assert {h.record.id for h in by_store} == {"r1:body", "r3:body"}
+        by_any = filled.search_dense(
+            "team-a", vec, filter=Filter(any_of={"store": ("渋谷店", "本部")})
+        )
+        assert {h.record.id for h in by_any} == {"r2:body", "r4:title"}
+        by_field = filled.search_dense("team-a", vec, filter=Filter(fields=("title",)))
+        assert [h.record.id for h in by_field] == ["r4:title"]
+        by_doc = filled.count("team-a", Filter(doc_ids=("r1", "r2")))
+        assert by_doc == 2
+
+    def test_upsert_replaces_by_id_and_delete(self, filled: Store) -> None:
+        pts = make_points()
+        changed = StoredPoint(
+            Record(id="r1:body", doc_id="r1", field="body", text="内容を更新しました",
+                   metadata={"date": "2025-12-10"}),
+            pts[0].sparse, pts[0].dense, "new-hash", 5,
+        )
+        filled.upsert("team-a", [changed])
+        assert filled.count("team-a") == 4
+        assert filled.get("team-a", ["r1:body"])[0].text == "内容を更新しました"
+        assert filled.hashes("team-a")["r1:body"] == "new-hash"
+        assert filled.get("team-b", ["r1:body"])[0].text.startswith("お客様から")
+        filled.delete("team-a", ["r1:body", "r2:body"])
+        assert filled.count("team-a") == 2
+        assert filled.count("team-b") == 1
+
+    def test_hybrid_rrf(self, filled: Store) -> None:
+        vec = HashEmbedder(DIM).embed_queries(["冷蔵庫の故障"])[0]
+        hits = filled.search_hybrid("team-a", sparse=q("冷蔵庫の故障"), dense=vec, limit=3, k=60)
+        assert hits[0].record.id == "r2:body"
+        # Qdrant's engine-side RRF counts ranks from 0: 1/(k+0) per leg for a double first place.
+        # (tansaku.search.fusion.rrf_fusion counts from 1, as the literature does.)
+        assert hits[0].score == pytest.approx(2 / 60, rel=1e-4)
+
+    def test_idf_is_computed_per_tenant(self, store: Store) -> None:
+        pts = make_points()
+        store.upsert("team-a", pts)
+        store.upsert("team-b", pts[:2])
+        a = store.search_sparse("team-a", q("冷蔵庫"), limit=1)[0].score
+        b = store.search_sparse("team-b", q("冷蔵庫"), limit=1)[0].score
+        n_a, n_b = 4, 2
+        idf = lambda n: np.log(1 + (n - 1 + 0.5) / 1.5)  # noqa: E731
+        assert a / b == pytest.approx(idf(n_a) / idf(n_b), rel=1e-3)

@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import pytest
+
+from tansaku.search.fusion import linear_fusion, minmax, rrf_fusion
+
+
+def test_minmax_hand_computed():
+    assert minmax([("a", 10.0), ("b", 6.0), ("c", 2.0)]) == {"a": 1.0, "b": 0.5, "c": 0.0}
+
+
+def test_minmax_single_and_ties_map_to_one():
+    assert minmax([("a", 3.2)]) == {"a": 1.0}
+    assert minmax([("a", 0.7), ("b", 0.7)]) == {"a": 1.0, "b": 1.0}
+    assert minmax([]) == {}
+
+
+def test_linear_fusion_hand_computed():
+    runs = {
+        "bm25": [("d1", 12.0), ("d2", 8.0), ("d3", 4.0)],
+        "dense": [("d2", 0.9), ("d3", 0.8), ("d4", 0.5)],
+    }
+    fused = linear_fusion(runs, {"bm25": 0.5, "dense": 0.5})
+    # bm25 minmax: d1 1, d2 .5, d3 0 ; dense minmax: d2 1, d3 .75, d4 0
+    assert fused["d1"] == pytest.approx(0.5 * 1.0)
+    assert fused["d2"] == pytest.approx(0.5 * 0.5 + 0.5 * 1.0)
+    assert fused["d3"] == pytest.approx(0.5 * 0.0 + 0.5 * 0.75)
+    assert fused["d4"] == pytest.approx(0.0)
+
+
+def test_linear_fusion_weights_apply():
+    runs = {"a": [("x", 1.0), ("y", 0.0)], "b": [("y", 1.0), ("x", 0.0)]}
+    fused = linear_fusion(runs, {"a": 0.8, "b": 0.2})
+    assert fused == {"x": pytest.approx(0.8), "y": pytest.approx(0.2)}
+
+
+def test_rrf_one_based_ranks_hand_computed():
+    runs = {"bm25": [("d1", 9.0), ("d2", 5.0)], "dense": [("d2", 0.9), ("d3", 0.1)]}
+    fused = rrf_fusion(runs, {"bm25": 1.0, "dense": 1.0}, k=60)
+    assert fused["d1"] == 1 / (60 + 1)
+    assert fused["d2"] == 1 / (60 + 2) + 1 / (60 + 1)
+    assert fused["d3"] == 1 / (60 + 2)
+
+
+def test_rrf_weights_and_small_k():
+    runs = {"a": [("x", 1.0)], "b": [("y", 1.0), ("x", 0.5)]}
+    fused = rrf_fusion(runs, {"a": 3.0, "b": 1.0}, k=2)
+    assert fused["x"] == pytest.approx(3.0 / 3 + 1.0 / 4)
+    assert fused["y"] == pytest.approx(1.0 / 3)
+
+
+def test_rrf_rejects_bad_k():
+    with pytest.raises(ValueError, match="k must be greater than 0"):
+        rrf_fusion({}, {}, k=0)
