@@ -1,0 +1,212 @@
+"""CSV / TSV (``.csv``, ``.tsv``): one document per row.
+
+With ``[ingest.csv]``: ``id_column`` gives the doc id (a row without one is reported and
+skipped), ``text_fields`` name the fields (one column → its value; several columns →
+``列名: 値`` lines), ``metadata_columns`` the metadata, ``title_column`` the title.
+
+Without it: every non-empty column goes into field ``body`` as ``列名: 値`` lines; the doc id
+comes from a column named ``id`` / ``_id`` / ``*_id`` if there is one, else from the line
+number (``{file}#{line}``, which changes when rows are inserted above); every value of at
+most 64 characters is also metadata under its column name (and ``日付`` → ``date``,
+``店舗`` → ``store``... as well).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from tansaku.config import CollectionConfig
+from tansaku.errors import LoadError
+from tansaku.ingest.loaders.base import (
+    SHORT_VALUE,
+    LoadFailure,
+    LoadResult,
+    base_metadata,
+    canonical_key,
+    chunked,
+    field_records,
+    line_error,
+    read_text,
+    set_metadata,
+    source_type,
+)
+from tansaku.ingest.loaders.sections import BODY_FIELD
+from tansaku.ingest.loaders.settings import CsvSettings, IngestSettings
+from tansaku.ingest.sources import SourceFile
+from tansaku.records import Record
+
+DEFAULT_SOURCE_TYPE = "table_row"
+TITLE_COLUMNS = ("title", "name", "タイトル", "件名", "名称", "名前")
+
+
+def _rows(text: str, delimiter: str) -> list[tuple[int, list[str]]]:
+    """``(starting line number, cells)`` of every non-blank row, the header included."""
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+    rows: list[tuple[int, list[str]]] = []
+    line = 1
+    try:
+        for cells in reader:
+            if any(c.strip() for c in cells):
+                rows.append((line, cells))
+            line = reader.line_num + 1
+    except csv.Error as exc:
+        raise LoadFailure(f"{line}行目のCSVが不正です: {exc}") from None
+    return rows
+
+
+def _auto_id_column(header: list[str]) -> str | None:
+    for name in header:
+        low = name.lower()
+        if low in ("id", "_id") or low.endswith("_id"):
+            return name
+    return None
+
+
+def _check_columns(header: list[str], settings: CsvSettings) -> None:
+    wanted = [c for _, cols in settings.text_fields for c in cols]
+    wanted += [c for _, c in settings.metadata_columns]
+    wanted += [c for c in (settings.id_column, settings.title_column) if c]
+    missing = [c for c in dict.fromkeys(wanted) if c not in header]
+    if missing:
+        raise LoadFailure(
+            f"設定 [ingest.csv] の列 {missing} がありません(この表の列: {', '.join(header)})"
+        )
+
+
+def _joined(row: dict[str, str], columns: tuple[str, ...], *, labels: bool) -> str:
+    """One column → its value; several (or ``labels``) → ``列名: 値`` lines of the non-empty."""
+    if len(columns) == 1 and not labels:
+        return row.get(columns[0], "").strip()
+    return "\n".join(f"{c}: {row[c].strip()}" for c in columns if row.get(c, "").strip())
+
+
+class _RowBuilder:
+    def __init__(
+        self,
+        source: SourceFile,
+        config: CollectionConfig,
+        settings: CsvSettings,
+        header: list[str],
+    ) -> None:
+        self.source = source
+        self.config = config
+        self.settings = settings
+        self.header = header
+        self.configured_id = settings.id_column
+        self.id_column = settings.id_column or _auto_id_column(header)
+        self.title_column = settings.title_column or next(
+            (c for c in header if c.lower() in TITLE_COLUMNS), None
+        )
+        self.type = source_type(settings.source_type, config, DEFAULT_SOURCE_TYPE)
+        self.seen: dict[str, int] = {}
+
+    def doc_id(self, row: dict[str, str], line: int, errors: list[LoadError]) -> str | None:
+        if self.id_column is None:
+            return f"{self.source.doc_prefix}#{line}"
+        value = row.get(self.id_column, "").strip()
+        if not value:
+            errors.append(
+                line_error(
+                    self.source,
+                    line,
+                    f"{line}行目に ID(列「{self.id_column}」)がありません。この行は読み込みません",
+                )
+            )
+            return None
+        if value in self.seen:
+            errors.append(
+                line_error(
+                    self.source,
+                    line,
+                    f"{line}行目の ID「{value}」は"
+                    f"{self.seen[value]}行目と重複しています。この行は読み込みません",
+                )
+            )
+            return None
+        self.seen[value] = line
+        return value
+
+    def metadata(
+        self, row: dict[str, str], doc_id: str, where: str, errors: list[LoadError]
+    ) -> dict[str, Any]:
+        meta: dict[str, Any] = {}
+        if self.settings.metadata_columns:
+            for key, column in self.settings.metadata_columns:
+                set_metadata(meta, key, row.get(column, "").strip(), errors, where)
+        elif not self.settings.text_fields:
+            for column, cell in row.items():
+                value = cell.strip()
+                if value and len(value) <= SHORT_VALUE and column:
+                    meta[column] = value
+                    alias = canonical_key(column)
+                    if alias and alias != "title":
+                        set_metadata(meta, alias, value, [], where)
+        title = row.get(self.title_column, "").strip() if self.title_column else ""
+        return base_metadata(self.source, title=title or doc_id, source_type=self.type, extra=meta)
+
+    def records(self, row: dict[str, str], line: int, errors: list[LoadError]) -> list[Record]:
+        doc_id = self.doc_id(row, line, errors)
+        if doc_id is None:
+            return []
+        meta = self.metadata(row, doc_id, f"{self.source.path}:{line}", errors)
+        out: list[Record] = []
+        if self.settings.text_fields:
+            for name, columns in self.settings.text_fields:
+                out.extend(
+                    field_records(
+                        doc_id,
+                        name,
+                        chunked(_joined(row, columns, labels=False), self.config),
+                        meta,
+                    )
+                )
+        else:
+            body_columns = tuple(c for c in self.header if c and c != self.id_column)
+            out.extend(
+                field_records(
+                    doc_id,
+                    BODY_FIELD,
+                    chunked(_joined(row, body_columns, labels=True), self.config),
+                    meta,
+                )
+            )
+        if not out:
+            errors.append(
+                line_error(self.source, line, f"{line}行目に検索できるテキストがありません")
+            )
+        return out
+
+
+def load_csv(source: SourceFile, config: CollectionConfig, settings: IngestSettings) -> LoadResult:
+    cfg = settings.csv
+    text = read_text(source.path, cfg.encoding, allow_cp932=True)
+    delimiter = cfg.delimiter or ("\t" if source.path.suffix.lower() == ".tsv" else ",")
+    rows = _rows(text, delimiter)
+    if not rows:
+        raise LoadFailure("ファイルが空です")
+    header = [h.strip() for h in rows[0][1]]
+    if len(rows) == 1:
+        raise LoadFailure("見出し行だけでデータ行がありません")
+    _check_columns(header, cfg)
+    builder = _RowBuilder(source, config, cfg, header)
+    records: list[Record] = []
+    errors: list[LoadError] = []
+    for line, cells in rows[1:]:
+        if len(cells) > len(header) and any(c.strip() for c in cells[len(header) :]):
+            errors.append(
+                line_error(
+                    source,
+                    line,
+                    f"{line}行目の列数({len(cells)})が見出し行({len(header)})より多いです。"
+                    "この行は読み込みません",
+                )
+            )
+            continue
+        row = dict(zip(header, cells + [""] * (len(header) - len(cells)), strict=False))
+        records.extend(builder.records(row, line, errors))
+    return LoadResult(tuple(records), tuple(errors))
+
+
+__all__ = ["load_csv"]

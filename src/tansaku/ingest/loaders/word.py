@@ -1,0 +1,116 @@
+"""Word (``.docx``, via python-docx, extra ``docx``) → headed document → records.
+
+Paragraph styles map to Markdown levels: ``Title`` → the title, ``Heading 1`` (見出し 1) →
+chapter, ``Heading 2`` → section, deeper headings stay headings. Tables become one line per
+row, cells joined by `` | ``. Title: the ``Title`` paragraph, else the document property
+title, else the file stem. Fields follow ``[ingest.docx]`` or, when absent,
+``[ingest.markdown]``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tansaku.config import CollectionConfig
+from tansaku.errors import LoadError, MissingExtra
+from tansaku.ingest.loaders.base import (
+    LoadFailure,
+    LoadResult,
+    base_metadata,
+    source_type,
+)
+from tansaku.ingest.loaders.sections import Block, ParsedDocument, document_records, split_header
+from tansaku.ingest.loaders.settings import IngestSettings
+from tansaku.ingest.sources import SourceFile
+
+DEFAULT_SOURCE_TYPE = "document"
+CORRUPT = "Word文書(docx)を読み込めません(破損している可能性があります)"
+_HEADING_STYLE = re.compile(r"^(?:heading|見出し)\s*(\d)$", re.IGNORECASE)
+
+
+def _import_docx() -> Any:
+    try:
+        import docx
+    except ImportError:
+        raise LoadFailure(
+            str(MissingExtra("python-docx", "docx", "Word文書(.docx)の読み込み"))
+        ) from None
+    return docx
+
+
+def _level(paragraph: Any) -> int:
+    """0 for text, 1 for Title, n + 1 for Heading n."""
+    try:
+        name = (paragraph.style.name or "") if paragraph.style is not None else ""
+    except Exception:
+        return 0
+    if name.lower() == "title" or name == "表題":
+        return 1
+    m = _HEADING_STYLE.match(name.strip())
+    return int(m[1]) + 1 if m else 0
+
+
+def _row_text(row: Any) -> str:
+    cells: list[str] = []
+    for cell in row.cells:
+        text = " ".join(cell.text.split())
+        if text and (not cells or cells[-1] != text):  # merged cells repeat their text
+            cells.append(text)
+    return " | ".join(cells)
+
+
+def _blocks(document: Any) -> list[Block]:
+    blocks: list[Block] = []
+    for item in document.iter_inner_content():
+        if hasattr(item, "rows"):
+            blocks.extend(Block(0, _row_text(row)) for row in item.rows)
+            blocks.append(Block(0, ""))
+        else:
+            blocks.append(Block(_level(item), item.text.strip()))
+    return blocks
+
+
+def _parse(document: Any, source: SourceFile, settings: IngestSettings) -> ParsedDocument:
+    blocks = _blocks(document)
+    title = next((b.text for b in blocks if b.level == 1 and b.text), "")
+    blocks = [b for b in blocks if not (b.level == 1 and b.text == title)] if title else blocks
+    if not title:
+        try:
+            title = (document.core_properties.title or "").strip()
+        except Exception:
+            title = ""
+    meta: dict[str, Any] = {}
+    errors: list[LoadError] = []
+    limit = next((i for i, b in enumerate(blocks) if b.level), len(blocks))
+    skip = split_header(
+        [b.text for b in blocks[:limit]], settings.docx.header_keys, meta, errors, str(source.path)
+    )
+    title = title or str(meta.get("title", "") or "") or source.path.stem
+    meta.pop("title", None)
+    return ParsedDocument(title=title, blocks=blocks[skip:], metadata=meta, errors=errors)
+
+
+def load_docx(source: SourceFile, config: CollectionConfig, settings: IngestSettings) -> LoadResult:
+    docx = _import_docx()
+    if source.path.stat().st_size == 0:
+        raise LoadFailure("ファイルが空です")
+    try:
+        document = docx.Document(str(source.path))
+        doc = _parse(document, source, settings)
+    except OSError:
+        raise
+    except Exception as exc:  # not a zip, missing parts, bad XML...
+        raise LoadFailure(f"{CORRUPT}: {type(exc).__name__}: {exc}") from None
+    section = settings.docx
+    meta = base_metadata(
+        source,
+        title=doc.title,
+        source_type=source_type(section.source_type, config, DEFAULT_SOURCE_TYPE),
+        extra=doc.metadata,
+    )
+    records = document_records(source.doc_prefix, doc, section, config, meta)
+    return LoadResult(tuple(records), tuple(doc.errors))
+
+
+__all__ = ["load_docx"]
