@@ -74,14 +74,25 @@ class Axis:
             raise ConfigError(f"軸「{self.name}」の weight は 0 以上にしてください(現在: {self.weight})")
 
 
+NORMALIZATIONS = ("max", "minmax")
+
+
 @dataclass(frozen=True, kw_only=True)
 class FusionConfig:
+    """``linear``: weighted sum of per-axis normalised scores (``max``: s/max, ``minmax``);
+    ``rrf``: weighted reciprocal rank fusion with constant ``k`` and 1-based ranks."""
+
     method: FusionMethod = FusionMethod.LINEAR
     k: int = 60
+    normalization: str = "max"
 
     def __post_init__(self) -> None:
         if self.k <= 0:
             raise ConfigError(f"RRF の k は 1 以上にしてください(現在: {self.k})")
+        if self.normalization not in NORMALIZATIONS:
+            raise ConfigError(
+                f"正規化「{self.normalization}」は使えません。使える正規化: {', '.join(NORMALIZATIONS)}"
+            )
 
 
 DEFAULT_AXES: tuple[Axis, ...] = (
@@ -143,7 +154,11 @@ class CollectionConfig:
                 {"name": a.name, "mode": a.mode.value, "fields": list(a.fields), "weight": a.weight}
                 for a in self.axes
             ],
-            "fusion": {"method": self.fusion.method.value, "k": self.fusion.k},
+            "fusion": {
+                "method": self.fusion.method.value,
+                "k": self.fusion.k,
+                "normalization": self.fusion.normalization,
+            },
             "search": {
                 "top_k": self.top_k,
                 "min_score": self.min_score,
@@ -190,6 +205,7 @@ def config_from_dict(data: Mapping[str, Any], *, name: str | None = None) -> Col
     fusion = FusionConfig(
         method=FusionMethod.from_str(str(fusion_raw.get("method", "linear"))),
         k=int(fusion_raw.get("k", 60)),
+        normalization=str(fusion_raw.get("normalization", "max")),
     )
     search = data.get("search", {})
     bm25 = data.get("bm25", {})

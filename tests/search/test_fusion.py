@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from tansaku.search.fusion import linear_fusion, minmax, rrf_fusion
+from tansaku.search.fusion import linear_fusion, maxnorm, minmax, rrf_fusion
 
 
 def test_minmax_hand_computed():
@@ -20,7 +20,7 @@ def test_linear_fusion_hand_computed():
         "bm25": [("d1", 12.0), ("d2", 8.0), ("d3", 4.0)],
         "dense": [("d2", 0.9), ("d3", 0.8), ("d4", 0.5)],
     }
-    fused = linear_fusion(runs, {"bm25": 0.5, "dense": 0.5})
+    fused = linear_fusion(runs, {"bm25": 0.5, "dense": 0.5}, normalization="minmax")
     # bm25 minmax: d1 1, d2 .5, d3 0 ; dense minmax: d2 1, d3 .75, d4 0
     assert fused["d1"] == pytest.approx(0.5 * 1.0)
     assert fused["d2"] == pytest.approx(0.5 * 0.5 + 0.5 * 1.0)
@@ -30,7 +30,7 @@ def test_linear_fusion_hand_computed():
 
 def test_linear_fusion_weights_apply():
     runs = {"a": [("x", 1.0), ("y", 0.0)], "b": [("y", 1.0), ("x", 0.0)]}
-    fused = linear_fusion(runs, {"a": 0.8, "b": 0.2})
+    fused = linear_fusion(runs, {"a": 0.8, "b": 0.2}, normalization="minmax")
     assert fused == {"x": pytest.approx(0.8), "y": pytest.approx(0.2)}
 
 
@@ -52,3 +52,22 @@ def test_rrf_weights_and_small_k():
 def test_rrf_rejects_bad_k():
     with pytest.raises(ValueError, match="k must be greater than 0"):
         rrf_fusion({}, {}, k=0)
+
+
+def test_maxnorm_hand_computed_and_depth_independent():
+    assert maxnorm([("a", 8.0), ("b", 6.0), ("c", 2.0)]) == {"a": 1.0, "b": 0.75, "c": 0.25}
+    assert maxnorm([("a", 8.0), ("b", 6.0)]) == {"a": 1.0, "b": 0.75}
+    assert maxnorm([("a", 0.0), ("b", -1.0)]) == {"a": 1.0, "b": 0.0}
+
+
+def test_linear_fusion_max_normalization_is_default():
+    runs = {"bm25": [("d1", 12.0), ("d2", 6.0)], "dense": [("d2", 0.9), ("d3", 0.6)]}
+    fused = linear_fusion(runs, {"bm25": 0.5, "dense": 0.5})
+    assert fused["d1"] == pytest.approx(0.5)
+    assert fused["d2"] == pytest.approx(0.5 * 0.5 + 0.5 * 1.0)
+    assert fused["d3"] == pytest.approx(0.5 * 0.6 / 0.9)
+
+
+def test_linear_fusion_rejects_unknown_normalization():
+    with pytest.raises(ValueError, match="normalization"):
+        linear_fusion({}, {}, normalization="zscore")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from tansaku.client import CollectionInfo
@@ -29,26 +30,24 @@ def print_ingest(console: Console, report: IngestReport, collection: str, team: 
 def print_search(console: Console, result: SearchResult) -> None:
     plan = result.plan
     console.print(
-        f"[bold]「{result.query}」[/] — {len(result.hits)}件 "
+        f"[bold]「{escape(result.query)}」[/] — {len(result.hits)}件 "
         f"({plan.get('collection')}, {result.timings_ms.get('total', 0):.1f} ms)"
     )
     if not result.hits:
         console.print("[yellow]該当する結果がありません。言い換えるか、別のコレクションを試してください[/]")
         return
-    table = Table(show_lines=False, expand=True)
-    table.add_column("#", justify="right", width=3)
-    table.add_column("スコア", justify="right", width=7)
-    table.add_column("文書", overflow="fold", max_width=28)
-    table.add_column("本文", overflow="fold")
-    table.add_column("軸 (順位)", overflow="fold", max_width=26)
     for i, hit in enumerate(result.hits, start=1):
         meta = hit.record.metadata
-        title = str(meta.get("title") or hit.doc_id)
-        extra = " ".join(str(meta[k]) for k in ("date", "store", "chapter") if meta.get(k))
-        doc = f"{title}\n[dim]{hit.record.id}{' ' + extra if extra else ''}[/]"
-        axes = " ".join(f"{name}:{a.rank}" for name, a in hit.axes.items())
-        table.add_row(str(i), f"{hit.score:.3f}", doc, preview(hit.record.text, 120), axes)
-    console.print(table)
+        title = escape(str(meta.get("title") or hit.doc_id))
+        extra = " ".join(
+            escape(str(meta[k])) for k in ("date", "store", "chapter") if meta.get(k)
+        )
+        axes = " ".join(f"{name}#{a.rank}" for name, a in hit.axes.items())
+        console.print(
+            f"[bold cyan]{i:>2}.[/] [green]{hit.score:.3f}[/] [bold]{title}[/]"
+            f" [dim]{escape(hit.record.id)}{'  ' + extra if extra else ''}  ({axes})[/]"
+        )
+        console.print(f"    {escape(preview(hit.record.text, 110))}")
 
 
 def print_collections(console: Console, infos: list[CollectionInfo]) -> None:

@@ -20,8 +20,10 @@ from tansaku.store.sparse import query_vector
 from tansaku.text import get_analyzer, normalize
 
 _FUSERS = {
-    FusionMethod.LINEAR: lambda runs, weights, k: linear_fusion(runs, weights),
-    FusionMethod.RRF: lambda runs, weights, k: rrf_fusion(runs, weights, k=k),
+    FusionMethod.LINEAR: lambda runs, weights, f: linear_fusion(
+        runs, weights, normalization=f.normalization
+    ),
+    FusionMethod.RRF: lambda runs, weights, f: rrf_fusion(runs, weights, k=f.k),
 }
 
 
@@ -91,7 +93,7 @@ def search(
     score_runs: dict[str, Run] = {
         name: [(key, h.score) for key, h in run] for name, run in runs.items()
     }
-    fused = _FUSERS[fusion.method](score_runs, weights, fusion.k)
+    fused = _FUSERS[fusion.method](score_runs, weights, fusion)
     ranked = sorted(fused.items(), key=lambda kv: (-kv[1], str(kv[0])))
     per_axis: dict[str, dict[Hashable, tuple[int, ScoredRecord]]] = {
         name: {key: (rank, h) for rank, (key, h) in enumerate(run, start=1)}
@@ -130,8 +132,8 @@ def search(
             for a in axes
         ],
         "fusion": {"method": fusion.method.value, "k": fusion.k}
-        if fusion.method is FusionMethod.RRF else {"method": fusion.method.value,
-                                                    "normalization": "minmax"},
+        if fusion.method is FusionMethod.RRF
+        else {"method": fusion.method.value, "normalization": fusion.normalization},
         "filter": _filter_dict(request.filter),
         "top_k": top_k,
         "min_score": min_score,

@@ -25,17 +25,43 @@ def minmax(run: Run) -> dict[Hashable, float]:
     return {k: (s - lo) / (hi - lo) for k, s in run}
 
 
-def linear_fusion(
-    runs: Mapping[str, Run], weights: Mapping[str, float]
-) -> dict[Hashable, float]:
-    """Weighted sum of min-max normalised scores; a key missing from a run scores 0 there.
+def maxnorm(run: Run) -> dict[Hashable, float]:
+    """Divide a run's scores by its best score: ``s / max``.
 
-    ``score(d) = Σ_axis w_axis · minmax_axis(d)``
+    Unlike min-max, the result does not depend on how deep the run was fetched (the minimum of a
+    top-100 list moves with the depth; the maximum does not). A run whose best score is not
+    positive falls back to :func:`minmax`.
     """
+    if not run:
+        return {}
+    hi = max(s for _, s in run)
+    if hi <= 1e-12:
+        return minmax(run)
+    return {k: s / hi for k, s in run}
+
+
+NORMALIZERS = {"minmax": minmax, "max": maxnorm}
+
+
+def linear_fusion(
+    runs: Mapping[str, Run], weights: Mapping[str, float], *, normalization: str = "max"
+) -> dict[Hashable, float]:
+    """Weighted sum of normalised scores; a key missing from a run scores 0 there.
+
+    ``score(d) = Σ_axis w_axis · norm_axis(d)`` with ``norm`` = ``max`` (``s / max``) or
+    ``minmax`` (``(s - min) / (max - min)``).
+    """
+    try:
+        norm = NORMALIZERS[normalization]
+    except KeyError:
+        raise ValueError(
+            f"normalization must be one of {sorted(NORMALIZERS)}. Currently, it is "
+            f"{normalization!r}"
+        ) from None
     fused: dict[Hashable, float] = {}
     for axis, run in runs.items():
         w = weights.get(axis, 1.0)
-        for key, s in minmax(run).items():
+        for key, s in norm(run).items():
             fused[key] = fused.get(key, 0.0) + w * s
     return fused
 

@@ -198,7 +198,10 @@ def base_metadata(
         if clean is not None:
             meta[key] = clean
     meta["title"] = title
-    meta["source_type"] = source_type
+    # A row that names its own type (a daily report beside a bulletin post) is more specific
+    # than the collection's default.
+    if not isinstance(meta.get("source_type"), str) or not meta["source_type"]:
+        meta["source_type"] = source_type
     meta["source"] = str(source.path)
     return meta
 
