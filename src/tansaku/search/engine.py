@@ -110,7 +110,7 @@ def search(
             if key in table:
                 rank, h = table[key]
                 axes_info[name] = AxisScore(rank=rank, score=h.score)
-                if rank < best_rank or (rank == best_rank and weights[name] > 0):
+                if rank < best_rank:  # ties: the first axis in config order explains the hit
                     best, best_rank = h, rank
         assert best is not None
         hits_out.append(Hit(doc_id=best.record.doc_id, score=score, record=best.record,
