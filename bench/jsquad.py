@@ -41,9 +41,15 @@ def load_beir(data: Path) -> tuple[list[Record], dict[str, str], dict[str, dict[
         for line in fh:
             d = json.loads(line)
             text = f"{d.get('title', '')}\n{d['text']}".strip()
-            records.append(Record(id=record_id(d["_id"], "body"), doc_id=d["_id"], field="body",
-                                  text=text, metadata={"title": d.get("title", ""),
-                                                       "source_type": "beir"}))
+            records.append(
+                Record(
+                    id=record_id(d["_id"], "body"),
+                    doc_id=d["_id"],
+                    field="body",
+                    text=text,
+                    metadata={"title": d.get("title", ""), "source_type": "beir"},
+                )
+            )
     queries = {}
     with (data / "queries.jsonl").open(encoding="utf-8") as fh:
         for line in fh:
@@ -60,7 +66,7 @@ def load_beir(data: Path) -> tuple[list[Record], dict[str, str], dict[str, dict[
 
 def pct(values: list[float], p: float) -> float:
     s = sorted(values)
-    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
+    return s[min(len(s) - 1, round(p / 100 * (len(s) - 1)))]
 
 
 def main() -> int:
@@ -100,12 +106,17 @@ def main() -> int:
                 else:
                     run[qid] = {h.doc_id: h.score for h in res.hits}
             scores = evaluate(Qrels(qrels), Run(run), METRICS)
-            rows.append({"config": name, **{m: float(scores[m]) for m in METRICS},
-                         "zero_hit_rate": zero / len(queries),
-                         "latency_ms_p50": statistics.median(lat),
-                         "latency_ms_p95": pct(lat, 95),
-                         "search_ms_p50": statistics.median(engine),
-                         "search_ms_p95": pct(engine, 95)})
+            rows.append(
+                {
+                    "config": name,
+                    **{m: float(scores[m]) for m in METRICS},
+                    "zero_hit_rate": zero / len(queries),
+                    "latency_ms_p50": statistics.median(lat),
+                    "latency_ms_p95": pct(lat, 95),
+                    "search_ms_p50": statistics.median(engine),
+                    "search_ms_p95": pct(engine, 95),
+                }
+            )
         # Query embedding on its own, uncached (the search runs above hit the query cache).
         sample = list(queries.values())[:200]
         raw = ts.embedder.inner
@@ -115,29 +126,42 @@ def main() -> int:
             raw.embed_queries([text])
             emb_ms.append((time.perf_counter() - t) * 1000)
     meta = {
-        "dataset": str(args.data), "corpus": len(records), "queries": len(queries),
-        "date": datetime.now(UTC).strftime("%Y-%m-%d"), "machine": platform.platform(),
+        "dataset": str(args.data),
+        "corpus": len(records),
+        "queries": len(queries),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "machine": platform.platform(),
         "python": platform.python_version(),
-        "ingest_s": round(ingest_s, 2), "first_ingest": first.to_dict(),
-        "reingest_s": round(reingest_s, 2), "reingest": second.to_dict(),
+        "ingest_s": round(ingest_s, 2),
+        "first_ingest": first.to_dict(),
+        "reingest_s": round(reingest_s, 2),
+        "reingest": second.to_dict(),
         "query_embed_ms_p50": statistics.median(emb_ms),
         "query_embed_ms_p95": pct(emb_ms, 95),
     }
     if args.json:
         print(json.dumps({"meta": meta, "rows": rows}, ensure_ascii=False, indent=2))
         return 0
-    print(f"dataset {meta['dataset']}: {meta['corpus']} passages, {meta['queries']} queries; "
-          f"{meta['date']}, {meta['machine']}, Python {meta['python']}")
-    print(f"ingest {ingest_s:.1f} s (embedded {first.embedded}); re-ingest {reingest_s:.2f} s "
-          f"(embedded {second.embedded}, unchanged {second.unchanged}); query embedding alone "
-          f"p50 {meta['query_embed_ms_p50']:.1f} ms, p95 {meta['query_embed_ms_p95']:.1f} ms\n")
-    print("| config | nDCG@10 | R@10 | R@100 | MRR@10 | R@1 | zero-hit | search p50 ms "
-          "| search p95 ms |")
+    print(
+        f"dataset {meta['dataset']}: {meta['corpus']} passages, {meta['queries']} queries; "
+        f"{meta['date']}, {meta['machine']}, Python {meta['python']}"
+    )
+    print(
+        f"ingest {ingest_s:.1f} s (embedded {first.embedded}); re-ingest {reingest_s:.2f} s "
+        f"(embedded {second.embedded}, unchanged {second.unchanged}); query embedding alone "
+        f"p50 {meta['query_embed_ms_p50']:.1f} ms, p95 {meta['query_embed_ms_p95']:.1f} ms\n"
+    )
+    print(
+        "| config | nDCG@10 | R@10 | R@100 | MRR@10 | R@1 | zero-hit | search p50 ms "
+        "| search p95 ms |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['config']} | {r['ndcg@10']:.4f} | {r['recall@10']:.4f} | "
-              f"{r['recall@100']:.4f} | {r['mrr@10']:.4f} | {r['recall@1']:.4f} | "
-              f"{r['zero_hit_rate']:.3f} | {r['search_ms_p50']:.1f} | {r['search_ms_p95']:.1f} |")
+        print(
+            f"| {r['config']} | {r['ndcg@10']:.4f} | {r['recall@10']:.4f} | "
+            f"{r['recall@100']:.4f} | {r['mrr@10']:.4f} | {r['recall@1']:.4f} | "
+            f"{r['zero_hit_rate']:.3f} | {r['search_ms_p50']:.1f} | {r['search_ms_p95']:.1f} |"
+        )
     return 0
 
 

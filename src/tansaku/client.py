@@ -170,12 +170,20 @@ class Tansaku:
         validate_name(team, "チーム名")
         col = self._preview(collection, config) if dry_run else self._ensure(collection, config)
         records, failures = load_sources(paths, col)
-        missing = [Failure(str(p), "ファイルが見つかりません") for p in paths
-                   if not Path(p).exists() and not any(f.path == str(p) for f in failures)]
+        missing = [
+            Failure(str(p), "ファイルが見つかりません")
+            for p in paths
+            if not Path(p).exists() and not any(f.path == str(p) for f in failures)
+        ]
         return ingest_records(
-            col, records, self.embedder if col.needs_dense else None, tenant=team,
+            col,
+            records,
+            self.embedder if col.needs_dense else None,
+            tenant=team,
             sync_roots=[Path(p) for p in paths if Path(p).exists()] if sync else None,
-            dry_run=dry_run, failures=[*failures, *missing], progress=progress,
+            dry_run=dry_run,
+            failures=[*failures, *missing],
+            progress=progress,
         )
 
     def ingest_records(
@@ -193,8 +201,13 @@ class Tansaku:
         validate_name(team, "チーム名")
         col = self._ensure(collection, config)
         return ingest_records(
-            col, records, self.embedder if col.needs_dense else None, tenant=team,
-            sync_all=sync, dry_run=dry_run, progress=progress,
+            col,
+            records,
+            self.embedder if col.needs_dense else None,
+            tenant=team,
+            sync_all=sync,
+            dry_run=dry_run,
+            progress=progress,
         )
 
     # -- search -------------------------------------------------------------------------
@@ -210,8 +223,12 @@ class Tansaku:
     ) -> SearchResult:
         """Hybrid search; ``options`` are :class:`SearchRequest` fields (axes, fusion, ...)."""
         request = SearchRequest(
-            query=query, collection=collection, tenant=team, top_k=top_k,
-            filter=filter or Filter(), **options,
+            query=query,
+            collection=collection,
+            tenant=team,
+            top_k=top_k,
+            filter=filter or Filter(),
+            **options,
         )
         return self.run(request)
 

@@ -25,14 +25,14 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from tansaku.errors import ConfigError
 
 
-class AxisMode(str, Enum):
+class AxisMode(StrEnum):
     BM25 = "bm25"
     DENSE = "dense"
 
@@ -45,7 +45,7 @@ class AxisMode(str, Enum):
             raise ConfigError(f"検索モード「{value}」は使えません。使えるモード: {valid}") from None
 
 
-class FusionMethod(str, Enum):
+class FusionMethod(StrEnum):
     LINEAR = "linear"
     RRF = "rrf"
 
@@ -71,7 +71,9 @@ class Axis:
         if not self.name:
             raise ConfigError("軸(axis)には name が必要です")
         if self.weight < 0:
-            raise ConfigError(f"軸「{self.name}」の weight は 0 以上にしてください(現在: {self.weight})")
+            raise ConfigError(
+                f"軸「{self.name}」の weight は 0 以上にしてください(現在: {self.weight})"
+            )
 
 
 NORMALIZATIONS = ("max", "minmax")
@@ -91,7 +93,8 @@ class FusionConfig:
             raise ConfigError(f"RRF の k は 1 以上にしてください(現在: {self.k})")
         if self.normalization not in NORMALIZATIONS:
             raise ConfigError(
-                f"正規化「{self.normalization}」は使えません。使える正規化: {', '.join(NORMALIZATIONS)}"
+                f"正規化「{self.normalization}」は使えません。"
+                f"使える正規化: {', '.join(NORMALIZATIONS)}"
             )
 
 
@@ -172,8 +175,18 @@ class CollectionConfig:
         }
 
 
-_TOP_KEYS = {"name", "description", "source_type", "axes", "fusion", "search", "bm25",
-             "analyzer", "chunking", "ingest"}
+_TOP_KEYS = {
+    "name",
+    "description",
+    "source_type",
+    "axes",
+    "fusion",
+    "search",
+    "bm25",
+    "analyzer",
+    "chunking",
+    "ingest",
+}
 
 
 def config_from_dict(data: Mapping[str, Any], *, name: str | None = None) -> CollectionConfig:

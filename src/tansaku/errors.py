@@ -23,7 +23,8 @@ class CollectionNotFound(TansakuError):
         hint = (
             f"既存のコレクション: {', '.join(self.available)}"
             if self.available
-            else "まだコレクションがありません。`tansaku ingest PATH --collection 名前` で作成してください"
+            else "まだコレクションがありません。"
+            "`tansaku ingest PATH --collection 名前` で作成してください"
         )
         super().__init__(f"コレクション「{name}」が見つかりません。{hint}")
 

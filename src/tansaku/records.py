@@ -5,7 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from typing import Any
 
 
@@ -32,13 +33,19 @@ class Record:
     doc_id: str
     field: str
     text: str
-    metadata: Mapping[str, Any] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = dc_field(default_factory=dict)
 
     def content_hash(self) -> str:
         """sha256 over text and sorted metadata: equal hash means re-ingest is a no-op."""
         blob = json.dumps(
-            {"text": self.text, "field": self.field, "doc_id": self.doc_id,
-             "metadata": dict(self.metadata)},
-            ensure_ascii=False, sort_keys=True, default=str,
+            {
+                "text": self.text,
+                "field": self.field,
+                "doc_id": self.doc_id,
+                "metadata": dict(self.metadata),
+            },
+            ensure_ascii=False,
+            sort_keys=True,
+            default=str,
         )
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()

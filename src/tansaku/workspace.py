@@ -31,7 +31,8 @@ def validate_name(value: str, what: str = "コレクション名") -> str:
     """Collection and team names are folder names and payload values: keep them plain."""
     if not _NAME_RE.match(value or ""):
         raise ConfigError(
-            f"{what}「{value}」は使えません。英数字で始まり、英数字・_・- のみ、64文字以内にしてください"
+            f"{what}「{value}」は使えません。"
+            "英数字で始まり、英数字・_・- のみ、64文字以内にしてください"
         )
     return value
 

@@ -35,8 +35,16 @@ def _json(result) -> dict:
 
 def test_ingest_search_collections_json(docs):
     data = _json(runner.invoke(app, ["ingest", str(docs), "-c", "reports", "--json"]))
-    assert data == {"inserted": 2, "updated": 0, "unchanged": 0, "deleted": 0, "embedded": 2,
-                    "skipped": 0, "dry_run": False, "failed": []}
+    assert data == {
+        "inserted": 2,
+        "updated": 0,
+        "unchanged": 0,
+        "deleted": 0,
+        "embedded": 2,
+        "skipped": 0,
+        "dry_run": False,
+        "failed": [],
+    }
     again = _json(runner.invoke(app, ["ingest", str(docs), "-c", "reports", "--json"]))
     assert again["embedded"] == 0 and again["unchanged"] == 2
 
@@ -54,20 +62,27 @@ def test_ingest_search_collections_json(docs):
 
 
 def test_human_output_and_team_isolation(docs):
-    assert runner.invoke(app, ["ingest", str(docs), "-c", "reports", "--team", "shinjuku"]
-                         ).exit_code == 0
+    assert (
+        runner.invoke(app, ["ingest", str(docs), "-c", "reports", "--team", "shinjuku"]).exit_code
+        == 0
+    )
     human = runner.invoke(app, ["search", "クレーム", "-c", "reports", "-t", "shinjuku"])
     assert human.exit_code == 0
     assert "claim" in human.stdout
-    other = _json(runner.invoke(app, ["search", "クレーム", "-c", "reports", "-t", "shibuya",
-                                      "--json"]))
+    other = _json(
+        runner.invoke(app, ["search", "クレーム", "-c", "reports", "-t", "shibuya", "--json"])
+    )
     assert other["hits"] == []
 
 
 def test_dry_run_writes_audit_and_no_collection(docs, tmp_path):
     audit = tmp_path / "audit.jsonl"
-    data = _json(runner.invoke(app, ["ingest", str(docs), "-c", "reports", "--dry-run",
-                                     "--audit", str(audit), "--json"]))
+    data = _json(
+        runner.invoke(
+            app,
+            ["ingest", str(docs), "-c", "reports", "--dry-run", "--audit", str(audit), "--json"],
+        )
+    )
     assert data["dry_run"] and data["inserted"] == 2
     rows = [json.loads(x) for x in audit.read_text(encoding="utf-8").splitlines()]
     assert {r["action"] for r in rows} == {"insert"}

@@ -68,8 +68,9 @@ def test_dense_axis_finds_paraphrase_without_shared_words(ws):
     # 「ばい菌を持ち込まない」 shares no content word with the manual's 「つけない」 wording;
     # the dense axis must surface the food-poisoning chapter.
     dense = (Axis(name="dense", mode=AxisMode.DENSE),)
-    res = ws.search("食べ物にばい菌がうつらないようにするには", collection="manuals", axes=dense,
-                    top_k=5)
+    res = ws.search(
+        "食べ物にばい菌がうつらないようにするには", collection="manuals", axes=dense, top_k=5
+    )
     chapters = [h.record.metadata.get("chapter", "") for h in res.hits]
     assert any("食中毒" in c or "衛生" in c for c in chapters)
 
@@ -94,13 +95,17 @@ def test_hits_explain_themselves_and_group_by_doc(ws):
     scores = [h.score for h in res.hits]
     assert scores == sorted(scores, reverse=True)
     assert res.plan["fusion"]["method"] == "linear"
-    assert [a["name"] for a in res.plan["axes"]] == ["effect_keyword", "effect_semantic",
-                                                     "combined"]
+    assert [a["name"] for a in res.plan["axes"]] == [
+        "effect_keyword",
+        "effect_semantic",
+        "combined",
+    ]
 
 
 def test_filters_field_and_metadata(ws):
-    res = ws.search("ダメージ", collection="cards", top_k=20,
-                    filter=Filter(equals={"class": "ヴァンパイア"}))
+    res = ws.search(
+        "ダメージ", collection="cards", top_k=20, filter=Filter(equals={"class": "ヴァンパイア"})
+    )
     assert res.hits
     assert all(h.record.metadata["class"] == "ヴァンパイア" for h in res.hits)
     res = ws.search("手順", collection="manuals", top_k=5, filter=Filter(fields=("nothing",)))
@@ -116,9 +121,16 @@ def test_min_score_and_top_k(ws):
 
 def test_tenant_isolation(ws):
     ws.ingest_records(
-        [tansaku.Record(id="secret:body", doc_id="secret", field="body",
-                        text="チームBだけの秘密のレシピ:特製デミグラスソース")],
-        collection="manuals", team="team-b",
+        [
+            tansaku.Record(
+                id="secret:body",
+                doc_id="secret",
+                field="body",
+                text="チームBだけの秘密のレシピ:特製デミグラスソース",
+            )
+        ],
+        collection="manuals",
+        team="team-b",
     )
     a = ws.search("特製デミグラスソースのレシピ", collection="manuals", top_k=20)
     assert "secret" not in _docs(a)

@@ -59,8 +59,9 @@ def notes(tmp_path):
     d = tmp_path / "notes"
     d.mkdir()
     (d / "note-a.md").write_text(NOTE, encoding="utf-8")
-    (d / "note-b.md").write_text(NOTE.replace("LP-07", "LB-12").replace("乳酸菌の", "ビフィズス菌の"),
-                                 encoding="utf-8")
+    (d / "note-b.md").write_text(
+        NOTE.replace("LP-07", "LB-12").replace("乳酸菌の", "ビフィズス菌の"), encoding="utf-8"
+    )
     cfg = tmp_path / "notes.toml"
     cfg.write_text(CONFIG, encoding="utf-8")
     return d, cfg
@@ -124,8 +125,9 @@ def test_dry_run_writes_nothing_and_reports_actions(ts, notes, tmp_path):
 def test_bad_files_are_reported_and_the_rest_is_ingested(ts, notes, tmp_path):
     d, cfg = notes
     (d / "broken.pdf").write_bytes(b"%PDF-1.4 this is not a real pdf")
-    (d / "cards.jsonl").write_text('{"id": "1", "name": "ok", "text": "正しい行"}\n{broken\n',
-                                   encoding="utf-8")
+    (d / "cards.jsonl").write_text(
+        '{"id": "1", "name": "ok", "text": "正しい行"}\n{broken\n', encoding="utf-8"
+    )
     report = ts.ingest([d, tmp_path / "missing.md"], collection="notes", config=cfg)
     paths = [f.path for f in report.failed]
     assert any(p.endswith("broken.pdf") for p in paths)
@@ -161,15 +163,18 @@ def test_interrupted_ingest_leaves_readable_collection_and_resumes(ts, notes, mo
 
 
 def test_bm25_vectors_are_reencoded_when_lengths_drift(ts):
-    short = [tansaku.Record(id=f"s{i}:body", doc_id=f"s{i}", field="body", text="短い文書です")
-             for i in range(3)]
+    short = [
+        tansaku.Record(id=f"s{i}:body", doc_id=f"s{i}", field="body", text="短い文書です")
+        for i in range(3)
+    ]
     cfg = CollectionConfig(name="drift", axes=(tansaku.Axis(name="b", mode=tansaku.AxisMode.BM25),))
     ts.ingest_records(short, collection="drift", config=cfg)
     st = ts.collection("drift").state.stats("default", "body")
     first_avg = st.avgdl_written
     long_text = "長い文書です。" + "在庫の確認と発注の手順を詳しく説明します。" * 20
-    ts.ingest_records([tansaku.Record(id="l:body", doc_id="l", field="body", text=long_text)],
-                      collection="drift")
+    ts.ingest_records(
+        [tansaku.Record(id="l:body", doc_id="l", field="body", text=long_text)], collection="drift"
+    )
     st = ts.collection("drift").state.stats("default", "body")
     assert st.avgdl_written == pytest.approx(st.avgdl)
     assert st.avgdl_written > first_avg * 2

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from tansaku.cli import render
 from tansaku.errors import TansakuError
+from tansaku.ingest.pipeline import IngestReport
 
 demo_app = typer.Typer(
     help="同梱のサンプルデータでデモ用ワークスペースを作り、検索例を表示する",
@@ -23,7 +24,7 @@ def _build(home: Path | None) -> None:
 
     try:
         with _connect(home) as ts, _progress_bar() as bar:
-            tasks: dict[str, int] = {}
+            tasks: dict[str, Any] = {}
 
             def progress(stage: str, done: int, total: int) -> None:
                 if stage != "embed":
@@ -32,10 +33,9 @@ def _build(home: Path | None) -> None:
                     tasks[stage] = bar.add_task("埋め込み", total=total, rate="")
                 bar.update(tasks[stage], completed=done, total=total)
 
-            def on_collection(name: str, report) -> None:  # noqa: ANN001
-                tasks.pop("embed", None) if "embed" not in tasks else bar.remove_task(
-                    tasks.pop("embed")
-                )
+            def on_collection(name: str, report: IngestReport) -> None:
+                if "embed" in tasks:
+                    bar.remove_task(tasks.pop("embed"))
                 render.print_ingest(out, report, name, "default")
 
             out.print(f"デモ用ワークスペース: {ts.workspace.home}")
@@ -65,7 +65,7 @@ def _run(home: Path | None) -> None:
     except TansakuError as exc:
         raise fail(str(exc)) from None
     out.print()
-    out.print("自分で検索するには: tansaku search \"昨日のクレーム\" --collection reports")
+    out.print('自分で検索するには: tansaku search "昨日のクレーム" --collection reports')
 
 
 HomeOpt = Annotated[

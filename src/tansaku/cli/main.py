@@ -87,15 +87,11 @@ def ingest(
     paths: Annotated[list[Path], typer.Argument(help="取り込むファイルまたはフォルダ")],
     collection: Annotated[str, typer.Option("--collection", "-c", help="コレクション名")],
     team: TeamOpt = DEFAULT_TEAM,
-    config: Annotated[
-        Path | None, typer.Option("--config", help="コレクション設定(TOML)")
-    ] = None,
+    config: Annotated[Path | None, typer.Option("--config", help="コレクション設定(TOML)")] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="書き込まずに監査ログ(JSONL)だけ出す")
     ] = False,
-    audit: Annotated[
-        Path | None, typer.Option("--audit", help="監査ログ(JSONL)の出力先")
-    ] = None,
+    audit: Annotated[Path | None, typer.Option("--audit", help="監査ログ(JSONL)の出力先")] = None,
     sync: Annotated[
         bool, typer.Option("--sync", help="ソースから消えた文書をコレクションからも削除する")
     ] = False,
@@ -118,8 +114,13 @@ def ingest(
                 bar.update(tasks[stage], completed=done, total=total, rate=rate)
 
             report = ts.ingest(
-                paths, collection=collection, team=team, config=config, sync=sync,
-                dry_run=dry_run, progress=None if as_json else progress,
+                paths,
+                collection=collection,
+                team=team,
+                config=config,
+                sync=sync,
+                dry_run=dry_run,
+                progress=None if as_json else progress,
             )
             audit_path = audit
             if dry_run and audit_path is None:
@@ -147,8 +148,9 @@ def _parse_date(value: str | None, option: str) -> date | None:
     try:
         return date.fromisoformat(value)
     except ValueError:
-        raise fail(f"{option} の日付「{value}」を読めません。YYYY-MM-DD で指定してください", 2) \
-            from None
+        raise fail(
+            f"{option} の日付「{value}」を読めません。YYYY-MM-DD で指定してください", 2
+        ) from None
 
 
 def _parse_meta(items: list[str]) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
@@ -171,8 +173,9 @@ def search(
     query: Annotated[str, typer.Argument(help="検索クエリ(日本語)")],
     collection: Annotated[str, typer.Option("--collection", "-c", help="コレクション名")],
     team: TeamOpt = DEFAULT_TEAM,
-    top_k: Annotated[int | None, typer.Option("--top-k", "-k", min=1, max=1000,
-                                             help="返す件数")] = None,
+    top_k: Annotated[
+        int | None, typer.Option("--top-k", "-k", min=1, max=1000, help="返す件数")
+    ] = None,
     field: Annotated[list[str], typer.Option("--field", help="対象フィールド(複数可)")] = [],  # noqa: B006
     where: Annotated[list[str], typer.Option("--where", help="メタデータ条件 キー=値[,値]")] = [],  # noqa: B006
     date_from: Annotated[str | None, typer.Option("--from", help="日付の下限 YYYY-MM-DD")] = None,
@@ -188,15 +191,25 @@ def search(
         raise fail("検索クエリが空です", 2)
     equals, any_of = _parse_meta(where)
     try:
-        flt = Filter(fields=tuple(field), equals=equals, any_of=any_of,
-                     date_from=_parse_date(date_from, "--from"),
-                     date_to=_parse_date(date_to, "--to"))
+        flt = Filter(
+            fields=tuple(field),
+            equals=equals,
+            any_of=any_of,
+            date_from=_parse_date(date_from, "--from"),
+            date_to=_parse_date(date_to, "--to"),
+        )
     except ValueError as exc:
         raise fail(str(exc), 2) from None
     try:
         with _connect(home) as ts:
-            result = ts.search(query, collection=collection, team=team, top_k=top_k, filter=flt,
-                               min_score=min_score)
+            result = ts.search(
+                query,
+                collection=collection,
+                team=team,
+                top_k=top_k,
+                filter=flt,
+                min_score=min_score,
+            )
     except TansakuError as exc:
         raise fail(str(exc)) from None
     if as_json:
@@ -214,8 +227,13 @@ def collections(as_json: JsonOpt = False, home: HomeOpt = None) -> None:
     except TansakuError as exc:
         raise fail(str(exc)) from None
     if as_json:
-        emit_json({"collections": [vars(i) | {"teams": list(i.teams), "axes": list(i.axes)}
-                                   for i in infos]})
+        emit_json(
+            {
+                "collections": [
+                    vars(i) | {"teams": list(i.teams), "axes": list(i.axes)} for i in infos
+                ]
+            }
+        )
     else:
         render.print_collections(out, infos)
 

@@ -34,14 +34,14 @@ def print_search(console: Console, result: SearchResult) -> None:
         f"({plan.get('collection')}, {result.timings_ms.get('total', 0):.1f} ms)"
     )
     if not result.hits:
-        console.print("[yellow]該当する結果がありません。言い換えるか、別のコレクションを試してください[/]")
+        console.print(
+            "[yellow]該当する結果がありません。言い換えるか、別のコレクションを試してください[/]"
+        )
         return
     for i, hit in enumerate(result.hits, start=1):
         meta = hit.record.metadata
         title = escape(str(meta.get("title") or hit.doc_id))
-        extra = " ".join(
-            escape(str(meta[k])) for k in ("date", "store", "chapter") if meta.get(k)
-        )
+        extra = " ".join(escape(str(meta[k])) for k in ("date", "store", "chapter") if meta.get(k))
         axes = " ".join(f"{name}#{a.rank}" for name, a in hit.axes.items())
         console.print(
             f"[bold cyan]{i:>2}.[/] [green]{hit.score:.3f}[/] [bold]{title}[/]"
@@ -52,7 +52,9 @@ def print_search(console: Console, result: SearchResult) -> None:
 
 def print_collections(console: Console, infos: list[CollectionInfo]) -> None:
     if not infos:
-        console.print("コレクションはまだありません。`tansaku ingest PATH --collection 名前` で作成できます")
+        console.print(
+            "コレクションはまだありません。`tansaku ingest PATH --collection 名前` で作成できます"
+        )
         return
     table = Table()
     table.add_column("コレクション")
@@ -61,6 +63,11 @@ def print_collections(console: Console, infos: list[CollectionInfo]) -> None:
     table.add_column("検索軸")
     table.add_column("説明", overflow="fold")
     for info in infos:
-        table.add_row(info.name, str(info.points), ", ".join(info.teams) or "-",
-                      ", ".join(info.axes), info.description)
+        table.add_row(
+            info.name,
+            str(info.points),
+            ", ".join(info.teams) or "-",
+            ", ".join(info.axes),
+            info.description,
+        )
     console.print(table)

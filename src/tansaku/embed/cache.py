@@ -94,9 +94,7 @@ class CachedEmbedder:
             for k, v in zip(keys, vectors, strict=True)
         ]
         with self._lock, self._db:
-            self._db.executemany(
-                "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?)", rows
-            )
+            self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?)", rows)
 
     def _embed(
         self,

@@ -42,8 +42,13 @@ class AuditRow:
     doc_id: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        d = {"id": self.id, "doc_id": self.doc_id, "field": self.field,
-             "text_len": self.text_len, "action": self.action}
+        d = {
+            "id": self.id,
+            "doc_id": self.doc_id,
+            "field": self.field,
+            "text_len": self.text_len,
+            "action": self.action,
+        }
         if self.reason:
             d["skip_reason" if self.action == "skip" else "reason"] = self.reason
         return d
@@ -102,8 +107,9 @@ def _dedupe(records: Iterable[Record]) -> tuple[list[Record], list[AuditRow]]:
             skipped.append(AuditRow(r.id, r.field, 0, "skip", "本文が空です", r.doc_id))
         elif r.id in seen:
             skipped.append(
-                AuditRow(r.id, r.field, len(r.text), "skip", "同じIDのレコードが先にあります",
-                         r.doc_id)
+                AuditRow(
+                    r.id, r.field, len(r.text), "skip", "同じIDのレコードが先にあります", r.doc_id
+                )
             )
         else:
             seen[r.id] = r
@@ -140,12 +146,16 @@ def ingest_records(
     recs, audit = _dedupe(records)
     skipped = len(audit)
     fresh = dry_run and not (collection.path / "shard").exists()
-    existing = {} if fresh else {
-        p["rid"]: p
-        for p in collection.store.scan(
-            tenant, keys=["rid", "doc_id", "field", "hash", "bm25_len", "meta"]
-        )
-    }
+    existing = (
+        {}
+        if fresh
+        else {
+            p["rid"]: p
+            for p in collection.store.scan(
+                tenant, keys=["rid", "doc_id", "field", "hash", "bm25_len", "meta"]
+            )
+        }
+    )
     produced_docs = {r.doc_id for r in recs}
     produced_ids = {r.id for r in recs}
     inserts: list[Record] = []
@@ -171,21 +181,29 @@ def ingest_records(
             continue
         doc = p.get("doc_id", "")
         stale_chunk = doc in produced_docs
-        gone = sync_all or (
-            roots and _under(str((p.get("meta") or {}).get("source", "")), roots)
-        )
+        gone = sync_all or (roots and _under(str((p.get("meta") or {}).get("source", "")), roots))
         if stale_chunk or gone:
             deletes.append(rid)
             audit.append(
-                AuditRow(rid, p.get("field", ""), 0, "delete",
-                         "文書から消えた部分です" if stale_chunk else "ソースから消えた文書です",
-                         doc)
+                AuditRow(
+                    rid,
+                    p.get("field", ""),
+                    0,
+                    "delete",
+                    "文書から消えた部分です" if stale_chunk else "ソースから消えた文書です",
+                    doc,
+                )
             )
 
     report = IngestReport(
-        inserted=len(inserts), updated=len(updates), unchanged=len(recs) - len(inserts)
-        - len(updates), deleted=len(deletes), skipped=skipped, failed=tuple(failures),
-        dry_run=dry_run, audit=tuple(audit),
+        inserted=len(inserts),
+        updated=len(updates),
+        unchanged=len(recs) - len(inserts) - len(updates),
+        deleted=len(deletes),
+        skipped=skipped,
+        failed=tuple(failures),
+        dry_run=dry_run,
+        audit=tuple(audit),
     )
     if dry_run:
         return report
@@ -231,8 +249,9 @@ def ingest_records(
     points = []
     for r in changed:
         st = collection.state.stats(tenant, r.field)
-        sparse = doc_vector(terms[r.id], k1=cfg.bm25_k1, b=cfg.bm25_b,
-                            avgdl=st.avgdl_written or st.avgdl or 1.0)
+        sparse = doc_vector(
+            terms[r.id], k1=cfg.bm25_k1, b=cfg.bm25_b, avgdl=st.avgdl_written or st.avgdl or 1.0
+        )
         points.append(StoredPoint(r, sparse, vectors.get(r.id), hashes[r.id], len(terms[r.id])))
     for i in range(0, len(points), BATCH):
         store.upsert(tenant, points[i : i + BATCH])
@@ -245,9 +264,15 @@ def ingest_records(
     collection.save_state()
     embedded = (embedder.embedded - embedded_before) if embedder is not None else 0
     return IngestReport(
-        inserted=report.inserted, updated=report.updated, unchanged=report.unchanged,
-        deleted=report.deleted, embedded=embedded, skipped=skipped, failed=report.failed,
-        dry_run=False, audit=report.audit,
+        inserted=report.inserted,
+        updated=report.updated,
+        unchanged=report.unchanged,
+        deleted=report.deleted,
+        embedded=embedded,
+        skipped=skipped,
+        failed=report.failed,
+        dry_run=False,
+        audit=report.audit,
     )
 
 
@@ -258,14 +283,17 @@ def _reweight_drifted(collection: Collection, tenant: str) -> None:
     for field_name, st in collection.state.bm25.get(tenant, {}).items():
         if not st.count:
             continue
-        if st.avgdl_written and abs(st.avgdl - st.avgdl_written) / st.avgdl_written \
-                <= REWEIGHT_DRIFT:
+        if (
+            st.avgdl_written
+            and abs(st.avgdl - st.avgdl_written) / st.avgdl_written <= REWEIGHT_DRIFT
+        ):
             continue
         st.avgdl_written = st.avgdl
         rows = collection.store.scan(tenant, Filter(fields=(field_name,)), keys=["rid", "text"])
         vectors = {
-            row["rid"]: doc_vector(analyzer.terms(row["text"]), k1=cfg.bm25_k1, b=cfg.bm25_b,
-                                   avgdl=st.avgdl)
+            row["rid"]: doc_vector(
+                analyzer.terms(row["text"]), k1=cfg.bm25_k1, b=cfg.bm25_b, avgdl=st.avgdl
+            )
             for row in rows
         }
         items = list(vectors.items())
@@ -281,10 +309,21 @@ def write_audit(report: IngestReport, path: str | Path) -> Path:
         for row in report.audit:
             fh.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")
         for f in report.failed:
-            fh.write(json.dumps({"path": f.path, "action": "failed", "reason": f.reason},
-                                ensure_ascii=False) + "\n")
+            fh.write(
+                json.dumps(
+                    {"path": f.path, "action": "failed", "reason": f.reason}, ensure_ascii=False
+                )
+                + "\n"
+            )
     return p
 
 
-__all__ = ["AuditRow", "Failure", "IngestReport", "LoadError", "ingest_records", "load_sources",
-           "write_audit"]
+__all__ = [
+    "AuditRow",
+    "Failure",
+    "IngestReport",
+    "LoadError",
+    "ingest_records",
+    "load_sources",
+    "write_audit",
+]

@@ -113,8 +113,9 @@ def search(
                 if rank < best_rank:  # ties: the first axis in config order explains the hit
                     best, best_rank = h, rank
         assert best is not None
-        hits_out.append(Hit(doc_id=best.record.doc_id, score=score, record=best.record,
-                            axes=axes_info))
+        hits_out.append(
+            Hit(doc_id=best.record.doc_id, score=score, record=best.record, axes=axes_info)
+        )
         if len(hits_out) >= top_k:
             break
     t4 = time.perf_counter()
@@ -127,8 +128,13 @@ def search(
         "normalized_query": normalized,
         "query_terms": terms,
         "axes": [
-            {"name": a.name, "mode": a.mode.value, "fields": list(a.fields), "weight": a.weight,
-             "candidates": len(runs[a.name])}
+            {
+                "name": a.name,
+                "mode": a.mode.value,
+                "fields": list(a.fields),
+                "weight": a.weight,
+                "candidates": len(runs[a.name]),
+            }
             for a in axes
         ],
         "fusion": {"method": fusion.method.value, "k": fusion.k}

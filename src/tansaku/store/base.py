@@ -40,8 +40,14 @@ class Filter:
             )
 
     def is_empty(self) -> bool:
-        return not (self.fields or self.equals or self.any_of or self.date_from
-                    or self.date_to or self.doc_ids)
+        return not (
+            self.fields
+            or self.equals
+            or self.any_of
+            or self.date_from
+            or self.date_to
+            or self.doc_ids
+        )
 
 
 @dataclass(frozen=True)

@@ -91,9 +91,7 @@ class EdgeStore:
 
     def _create_indexes(self) -> None:
         self._shard.update(
-            qe.UpdateOperation.create_field_index(
-                "tenant", qe.KeywordIndexParams(is_tenant=True)
-            )
+            qe.UpdateOperation.create_field_index("tenant", qe.KeywordIndexParams(is_tenant=True))
         )
         for key in _INDEXED_KEYWORDS:
             self._shard.update(
@@ -137,9 +135,7 @@ class EdgeStore:
         if not ids:
             return
         with self._lock:
-            self._shard.update(
-                qe.UpdateOperation.delete_points([point_id(tenant, i) for i in ids])
-            )
+            self._shard.update(qe.UpdateOperation.delete_points([point_id(tenant, i) for i in ids]))
 
     def update_sparse(self, tenant: str, vectors: dict[str, SparseVec]) -> None:
         """Replace the bm25 vector of existing records (used when field lengths drift)."""
@@ -171,7 +167,9 @@ class EdgeStore:
         if not ids:
             return []
         with self._lock:
-            found = self._shard.retrieve([point_id(tenant, i) for i in ids], with_payload=True, with_vector=False)
+            found = self._shard.retrieve(
+                [point_id(tenant, i) for i in ids], with_payload=True, with_vector=False
+            )
         by_rid = {}
         for r in found:
             if r.payload and r.payload.get("tenant") == tenant:
@@ -197,7 +195,9 @@ class EdgeStore:
         return out
 
     def hashes(self, tenant: str, filter: Filter | None = None) -> dict[str, str]:
-        return {p["rid"]: p.get("hash", "") for p in self.scan(tenant, filter, keys=["rid", "hash"])}
+        return {
+            p["rid"]: p.get("hash", "") for p in self.scan(tenant, filter, keys=["rid", "hash"])
+        }
 
     def _params(self, *, dense: bool) -> qe.SearchParams | None:
         if not dense:
@@ -207,7 +207,7 @@ class EdgeStore:
         return qe.SearchParams(hnsw_ef=_HNSW_EF)
 
     def _idf_params(self, tenant: str, filter: Filter | None) -> qe.SearchParams:
-        corpus = [qe.FieldCondition("tenant", match=qe.MatchValue(tenant))]
+        corpus: list[Any] = [qe.FieldCondition("tenant", match=qe.MatchValue(tenant))]
         if filter is not None and filter.fields:
             corpus.append(qe.FieldCondition("field", match=qe.MatchAny(list(filter.fields))))
         return qe.SearchParams(idf=qe.IdfParams(corpus=qe.Filter(must=corpus)))
@@ -283,7 +283,7 @@ class EdgeStore:
         req = qe.QueryRequest(
             limit=limit,
             prefetches=prefetches,
-            query=qe.Fusion.Rrf(k=k, weights=w),
+            query=qe.Fusion.Rrf(k=k, weights=w),  # type: ignore[arg-type]
             with_payload=True,
         )
         return self._run(req)

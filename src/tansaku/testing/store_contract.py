@@ -1,9 +1,9 @@
 """The contract every Store backend passes. Subclass and override the ``store`` fixture::
 
-    class TestMyStore(StoreContract):
-        @pytest.fixture
-        def store(self, tmp_path):
-            yield MyStore(...)
+class TestMyStore(StoreContract):
+    @pytest.fixture
+    def store(self, tmp_path):
+        yield MyStore(...)
 """
 
 from __future__ import annotations
@@ -35,21 +35,33 @@ def make_points(embedder: HashEmbedder | None = None) -> list[StoredPoint]:
     emb = embedder or HashEmbedder(DIM)
     out = []
     for doc, fld, text, day, store in DOCS:
-        rec = Record(id=record_id(doc, fld), doc_id=doc, field=fld, text=text,
-                     metadata={"date": day, "store": store, "source_type": "daily_report"})
+        rec = Record(
+            id=record_id(doc, fld),
+            doc_id=doc,
+            field=fld,
+            text=text,
+            metadata={"date": day, "store": store, "source_type": "daily_report"},
+        )
         terms = _terms(text)
-        out.append(StoredPoint(rec, doc_vector(terms, k1=0.9, b=0.4, avgdl=20.0),
-                               emb.embed_passages([text])[0], rec.content_hash(), len(terms)))
+        out.append(
+            StoredPoint(
+                rec,
+                doc_vector(terms, k1=0.9, b=0.4, avgdl=20.0),
+                emb.embed_passages([text])[0],
+                rec.content_hash(),
+                len(terms),
+            )
+        )
     return out
 
 
-def q(text: str):  # noqa: ANN201 - test helper
+def q(text: str):
     return query_vector(_terms(text))
 
 
 class StoreContract:
     @pytest.fixture
-    def store(self, tmp_path):  # noqa: ANN001, ANN201 - overridden by each backend
+    def store(self, tmp_path):
         raise NotImplementedError
 
     @pytest.fixture
@@ -73,8 +85,9 @@ class StoreContract:
         assert filled.get("team-b", ["r2:body"]) == []
         hits = filled.search_sparse("team-b", q("冷蔵庫の故障"), limit=10)
         assert hits == []
-        dense = filled.search_dense("team-b", HashEmbedder(DIM).embed_queries(["冷蔵庫"])[0],
-                                    limit=10)
+        dense = filled.search_dense(
+            "team-b", HashEmbedder(DIM).embed_queries(["冷蔵庫"])[0], limit=10
+        )
         assert {h.record.id for h in dense} == {"r1:body"}
         assert set(filled.hashes("team-b")) == {"r1:body"}
 
@@ -110,9 +123,17 @@ class StoreContract:
     def test_upsert_replaces_by_id_and_delete(self, filled: Store) -> None:
         pts = make_points()
         changed = StoredPoint(
-            Record(id="r1:body", doc_id="r1", field="body", text="内容を更新しました",
-                   metadata={"date": "2025-12-10"}),
-            pts[0].sparse, pts[0].dense, "new-hash", 5,
+            Record(
+                id="r1:body",
+                doc_id="r1",
+                field="body",
+                text="内容を更新しました",
+                metadata={"date": "2025-12-10"},
+            ),
+            pts[0].sparse,
+            pts[0].dense,
+            "new-hash",
+            5,
         )
         filled.upsert("team-a", [changed])
         assert filled.count("team-a") == 4
