@@ -26,7 +26,9 @@ from tansaku.ingest.pipeline import (
     load_sources,
 )
 from tansaku.records import Record
+from tansaku.search.engine import SearchServices
 from tansaku.search.engine import search as run_search
+from tansaku.search.events import SearchEventLog
 from tansaku.search.types import SearchRequest, SearchResult
 from tansaku.store.base import Filter
 from tansaku.workspace import DEFAULT_TEAM, Workspace, validate_name
@@ -51,6 +53,8 @@ class Tansaku:
         self._embedder: CachedEmbedder | None = None
         self._collections: dict[str, Collection] = {}
         self._lock = threading.RLock()
+        self.events = SearchEventLog(self.workspace.logs_dir / "search_events.jsonl")
+        self._services: SearchServices | None = None
 
     # -- plumbing -----------------------------------------------------------------------
     @property
@@ -75,6 +79,8 @@ class Tansaku:
             if self._embedder is not None:
                 self._embedder.close()
                 self._embedder = None
+            if self._services is not None:
+                self._services.embedder = None
 
     def __enter__(self) -> Tansaku:
         return self
@@ -232,15 +238,31 @@ class Tansaku:
         )
         return self.run(request)
 
+    @property
+    def services(self) -> SearchServices:
+        """Classifier, expander, reranker and event log used by every search of this client.
+
+        Replace parts to plug in an LLM expander or a reranker:
+        ``ts.services.expander = MyExpander()``.
+        """
+        with self._lock:
+            if self._services is None:
+                self._services = SearchServices(events=self.events)
+            return self._services
+
     def run(self, request: SearchRequest) -> SearchResult:
         col = self.collection(request.collection)
-        return run_search(col, request, self.embedder if _dense(col, request) else None)
+        services = self.services
+        if services.embedder is None and _dense(col, request):
+            services.embedder = self.embedder
+        return run_search(col, request, services)
 
 
 def _dense(col: Collection, request: SearchRequest) -> bool:
     from tansaku.config import AxisMode
 
-    return any(a.mode is AxisMode.DENSE for a in (request.axes or col.config.axes))
+    axes = request.axes or col.config.axes
+    return any(a.mode is AxisMode.DENSE for a in axes)
 
 
 def _empty_state() -> Any:

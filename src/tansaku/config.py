@@ -98,6 +98,53 @@ class FusionConfig:
             )
 
 
+class ExpandMode(StrEnum):
+    AUTO = "auto"  # expand queries classified as vague
+    ALWAYS = "always"
+    NEVER = "never"
+
+    @classmethod
+    def from_str(cls, value: str) -> ExpandMode:
+        try:
+            return cls(value.strip().lower())
+        except ValueError:
+            valid = ", ".join(m.value for m in cls)
+            raise ConfigError(f"expand「{value}」は使えません。使える値: {valid}") from None
+
+
+class MergeMethod(StrEnum):
+    HITS = "hits"  # hit_count × 10 + max similarity (the restaurant design)
+    RRF = "rrf"
+
+    @classmethod
+    def from_str(cls, value: str) -> MergeMethod:
+        try:
+            return cls(value.strip().lower())
+        except ValueError:
+            valid = ", ".join(m.value for m in cls)
+            raise ConfigError(f"merge「{value}」は使えません。使える値: {valid}") from None
+
+
+@dataclass(frozen=True, kw_only=True)
+class QueryConfig:
+    """Query understanding: synonyms, relative dates, multi-query expansion, retry."""
+
+    synonyms: tuple[str, ...] = ()  # built-in domains (restaurant, cards, lab) or YAML paths
+    dates: bool = True  # resolve 昨日/先週/12月9日… into a date filter (if records have dates)
+    expand: ExpandMode = ExpandMode.AUTO
+    max_queries: int = 5
+    merge: MergeMethod = MergeMethod.HITS
+    source_weights: Mapping[str, float] = field(default_factory=dict)
+    retry: bool = True
+    budget_ms: int = 2000
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_queries <= 10:
+            raise ConfigError(f"max_queries は 1〜10 にしてください(現在: {self.max_queries})")
+        if self.budget_ms <= 0:
+            raise ConfigError(f"budget_ms は 1 以上にしてください(現在: {self.budget_ms})")
+
+
 DEFAULT_AXES: tuple[Axis, ...] = (
     Axis(name="bm25", mode=AxisMode.BM25, weight=0.5),
     Axis(name="dense", mode=AxisMode.DENSE, weight=0.5),
@@ -123,6 +170,8 @@ class CollectionConfig:
     chunk_size: int = 400
     chunk_overlap: int = 80
     ingest: Mapping[str, Any] = field(default_factory=dict)
+    query: QueryConfig = field(default_factory=QueryConfig)
+    rerank: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.axes:
@@ -172,6 +221,17 @@ class CollectionConfig:
             "analyzer": {"split_mode": self.split_mode},
             "chunking": {"size": self.chunk_size, "overlap": self.chunk_overlap},
             "ingest": dict(self.ingest),
+            "query": {
+                "synonyms": list(self.query.synonyms),
+                "dates": self.query.dates,
+                "expand": self.query.expand.value,
+                "max_queries": self.query.max_queries,
+                "merge": self.query.merge.value,
+                "source_weights": dict(self.query.source_weights),
+                "retry": self.query.retry,
+                "budget_ms": self.query.budget_ms,
+            },
+            "rerank": dict(self.rerank),
         }
 
 
@@ -186,7 +246,38 @@ _TOP_KEYS = {
     "analyzer",
     "chunking",
     "ingest",
+    "query",
+    "rerank",
 }
+_QUERY_KEYS = {
+    "synonyms",
+    "dates",
+    "expand",
+    "max_queries",
+    "merge",
+    "source_weights",
+    "retry",
+    "budget_ms",
+}
+
+
+def _query_config(raw: Mapping[str, Any]) -> QueryConfig:
+    unknown = set(raw) - _QUERY_KEYS
+    if unknown:
+        raise ConfigError(
+            f"[query] に不明なキーがあります: {sorted(unknown)}。使えるキー: {sorted(_QUERY_KEYS)}"
+        )
+    syn = raw.get("synonyms", ())
+    return QueryConfig(
+        synonyms=(syn,) if isinstance(syn, str) else tuple(str(s) for s in syn),
+        dates=bool(raw.get("dates", True)),
+        expand=ExpandMode.from_str(str(raw.get("expand", "auto"))),
+        max_queries=int(raw.get("max_queries", 5)),
+        merge=MergeMethod.from_str(str(raw.get("merge", "hits"))),
+        source_weights={str(k): float(v) for k, v in raw.get("source_weights", {}).items()},
+        retry=bool(raw.get("retry", True)),
+        budget_ms=int(raw.get("budget_ms", 2000)),
+    )
 
 
 def config_from_dict(data: Mapping[str, Any], *, name: str | None = None) -> CollectionConfig:
@@ -239,6 +330,8 @@ def config_from_dict(data: Mapping[str, Any], *, name: str | None = None) -> Col
         chunk_size=int(chunking.get("size", 400)),
         chunk_overlap=int(chunking.get("overlap", 80)),
         ingest=dict(data.get("ingest", {})),
+        query=_query_config(data.get("query", {})),
+        rerank=dict(data.get("rerank", {})),
     )
 
 

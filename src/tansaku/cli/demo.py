@@ -84,9 +84,9 @@ def demo(ctx: typer.Context, home: HomeOpt = None) -> None:
 
 
 @demo_app.command("build")
-def build(ctx: typer.Context) -> None:
+def build(ctx: typer.Context, home: HomeOpt = None) -> None:
     """デモ用ワークスペースを作成・更新する(何度実行しても同じ結果)。"""
-    _build(ctx.obj)
+    _build(home if home is not None else ctx.obj)
 
 
 def register(app: typer.Typer) -> None:

@@ -181,10 +181,28 @@ def search(
     date_from: Annotated[str | None, typer.Option("--from", help="日付の下限 YYYY-MM-DD")] = None,
     date_to: Annotated[str | None, typer.Option("--to", help="日付の上限 YYYY-MM-DD")] = None,
     min_score: Annotated[float | None, typer.Option("--min-score", help="最終スコアの下限")] = None,
+    now: Annotated[
+        str | None,
+        typer.Option(
+            "--now", help="「昨日」などの基準日時 YYYY-MM-DD[THH:MM](既定: 現在の東京時刻)"
+        ),
+    ] = None,
+    expand: Annotated[
+        bool | None,
+        typer.Option("--expand/--no-expand", help="複数クエリへの展開(既定: 曖昧なクエリのみ)"),
+    ] = None,
+    synonyms: Annotated[
+        bool | None,
+        typer.Option("--synonyms/--no-synonyms", help="同義語展開(既定: コレクション設定)"),
+    ] = None,
+    rerank: Annotated[
+        bool | None,
+        typer.Option("--rerank/--no-rerank", help="リランク(既定: コレクション設定)"),
+    ] = None,
     as_json: JsonOpt = False,
     home: HomeOpt = None,
 ) -> None:
-    """コレクションをハイブリッド検索する(BM25 + ベクトル)。"""
+    """コレクションをハイブリッド検索する(BM25 + ベクトル、同義語・相対日付・クエリ展開つき)。"""
     from tansaku.store.base import Filter
 
     if not query.strip():
@@ -200,6 +218,14 @@ def search(
         )
     except ValueError as exc:
         raise fail(str(exc), 2) from None
+    clock = None
+    if now is not None:
+        from tansaku.text.dates import parse_now
+
+        try:
+            clock = parse_now(now)
+        except ValueError as exc:
+            raise fail(str(exc), 2) from None
     try:
         with _connect(home) as ts:
             result = ts.search(
@@ -209,6 +235,10 @@ def search(
                 top_k=top_k,
                 filter=flt,
                 min_score=min_score,
+                now=clock,
+                expand=expand,
+                synonyms=synonyms,
+                rerank=rerank,
             )
     except TansakuError as exc:
         raise fail(str(exc)) from None

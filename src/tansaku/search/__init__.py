@@ -1,16 +1,47 @@
-"""Hybrid search: per-axis retrieval, fusion, aggregation."""
+"""Hybrid search: query understanding, per-axis retrieval, fusion, merging, retry, events."""
 
-from tansaku.search.engine import search
-from tansaku.search.fusion import linear_fusion, minmax, rrf_fusion
+from tansaku.search.classify import Classification, QueryLabel, RuleClassifier, classify
+from tansaku.search.engine import SearchServices, search
+from tansaku.search.events import SearchEventLog, build_event, read_events
+from tansaku.search.expand import ExpandContext, Expander, RuleExpander
+from tansaku.search.fusion import linear_fusion, maxnorm, minmax, rrf_fusion
+from tansaku.search.merge import (
+    QueryHits,
+    enhance_with_metadata,
+    filter_by_threshold,
+    group_by_source_type,
+    merge_hits,
+    merge_rrf,
+    rerank_with_weights,
+)
 from tansaku.search.types import AxisScore, Hit, SearchRequest, SearchResult
 
 __all__ = [
     "AxisScore",
+    "Classification",
+    "ExpandContext",
+    "Expander",
     "Hit",
+    "QueryHits",
+    "QueryLabel",
+    "RuleClassifier",
+    "RuleExpander",
+    "SearchEventLog",
     "SearchRequest",
     "SearchResult",
+    "SearchServices",
+    "build_event",
+    "classify",
+    "enhance_with_metadata",
+    "filter_by_threshold",
+    "group_by_source_type",
     "linear_fusion",
+    "maxnorm",
+    "merge_hits",
+    "merge_rrf",
     "minmax",
+    "read_events",
+    "rerank_with_weights",
     "rrf_fusion",
     "search",
 ]

@@ -1,158 +1,376 @@
-"""Run one search: retrieve per axis -> aggregate by document -> fuse -> threshold -> top_k."""
+"""The search pipeline: plan -> expand -> retrieve per query -> merge -> threshold -> rerank ->
+top_k, with a staged retry when nothing is found. Every decision lands in ``SearchResult.plan``.
+
+Stages (the caller's filters — tenant, dates, fields, metadata — are never dropped):
+  0. as configured;
+  1. add the ``combined`` namespace to axes restricted to fields, ``min_score - 0.05``,
+     ``top_k × 2``;
+  2. as 1, plus synonyms (the collection's, or every built-in domain) and multi-query expansion.
+"""
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Hashable, Sequence
-from dataclasses import replace
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
+from datetime import date
 from typing import Any
 
-import numpy as np
-
 from tansaku.collection import Collection
-from tansaku.config import Axis, AxisMode, FusionConfig, FusionMethod
+from tansaku.config import Axis, AxisMode, ExpandMode, FusionMethod, MergeMethod
 from tansaku.embed.cache import CachedEmbedder
-from tansaku.search.fusion import Run, linear_fusion, rrf_fusion
-from tansaku.search.types import AxisScore, Hit, SearchRequest, SearchResult
-from tansaku.store.base import Filter, ScoredRecord
-from tansaku.store.sparse import query_vector
+from tansaku.search.classify import Classification, Classifier, QueryLabel, RuleClassifier
+from tansaku.search.events import SearchEventLog
+from tansaku.search.expand import ExpandContext, Expander, RuleExpander, finalize
+from tansaku.search.merge import QueryHits, merge_hits, merge_rrf, rerank_with_weights
+from tansaku.search.retrieve import Retrieval, retrieve
+from tansaku.search.types import Hit, SearchRequest, SearchResult
+from tansaku.store.base import Filter
 from tansaku.text import get_analyzer, normalize
+from tansaku.text.dates import DateRange, resolve_dates
+from tansaku.text.synonyms import Synonyms, builtin_domains, load_synonyms
 
-_FUSERS = {
-    FusionMethod.LINEAR: lambda runs, weights, f: linear_fusion(
-        runs, weights, normalization=f.normalization
-    ),
-    FusionMethod.RRF: lambda runs, weights, f: rrf_fusion(runs, weights, k=f.k),
-}
+COMBINED = "combined"
+RETRY_MIN_SCORE_STEP = 0.05
 
 
-def _axis_filter(base: Filter, axis: Axis) -> Filter:
-    if not axis.fields:
-        return base
-    fields = axis.fields if not base.fields else tuple(f for f in axis.fields if f in base.fields)
-    return replace(base, fields=fields or ("\x00none",))
+@dataclass
+class SearchServices:
+    """Everything the pipeline may call besides the collection itself."""
+
+    embedder: CachedEmbedder | None = None
+    classifier: Classifier = field(default_factory=RuleClassifier)
+    expander: Expander = field(default_factory=RuleExpander)
+    reranker: Any = None  # tansaku.search.rerank.Reranker
+    events: SearchEventLog | None = None
+    synonyms_cache: dict[tuple[str, ...], Synonyms] = field(default_factory=dict)
+
+    def synonyms(self, collection: Collection, specs: tuple[str, ...]) -> Synonyms:
+        key = (str(collection.path), *specs)
+        if key not in self.synonyms_cache:
+            self.synonyms_cache[key] = load_synonyms(specs, base_dir=collection.path)
+        return self.synonyms_cache[key]
 
 
-def _group(hits: Sequence[ScoredRecord], by_doc: bool) -> list[tuple[Hashable, ScoredRecord]]:
-    """Best hit per key (document or record), best first."""
-    best: dict[Hashable, ScoredRecord] = {}
-    for h in hits:
-        key = h.record.doc_id if by_doc else h.record.id
-        if key not in best or h.score > best[key].score:
-            best[key] = h
-    return sorted(best.items(), key=lambda kv: -kv[1].score)
+@dataclass(frozen=True)
+class _Stage:
+    number: int
+    axes: tuple[Axis, ...]
+    min_score: float
+    top_k: int
+    synonyms: Synonyms
+    expand: bool
+
+
+@dataclass(frozen=True)
+class _Variant:
+    display: str  # shown in the plan
+    text: str  # searched (date expression removed: the date is a filter)
+
+
+def _has_dates(collection: Collection, tenant: str) -> bool:
+    return collection.store.count(tenant, Filter(date_from=date(1900, 1, 1))) > 0
+
+
+def _with_combined(axes: tuple[Axis, ...], has_combined: bool) -> tuple[Axis, ...]:
+    if not has_combined:
+        return axes
+    return tuple(
+        replace(a, fields=(*a.fields, COMBINED)) if a.fields and COMBINED not in a.fields else a
+        for a in axes
+    )
 
 
 def search(
-    collection: Collection, request: SearchRequest, embedder: CachedEmbedder | None
+    collection: Collection, request: SearchRequest, services: SearchServices
 ) -> SearchResult:
-    """Search one collection for the request's tenant. See :class:`SearchRequest`."""
+    """Run the whole pipeline for one request; see the module docstring."""
+    t_start = time.perf_counter()
     cfg = collection.config
-    axes = request.axes or cfg.axes
+    qcfg = cfg.query
+    axes = tuple(request.axes or cfg.axes)
     fusion = request.fusion or cfg.fusion
     top_k = request.top_k or cfg.top_k
     min_score = cfg.min_score if request.min_score is None else request.min_score
     by_doc = cfg.group_by_doc if request.group_by_doc is None else request.group_by_doc
-    candidates = max(request.candidates or cfg.candidates, top_k)
-    timings: dict[str, float] = {}
-    t0 = time.perf_counter()
+    candidates = request.candidates or cfg.candidates
+    analyzer = get_analyzer(cfg.split_mode)
+    timings: dict[str, float] = {"analyze": 0.0, "embed": 0.0, "retrieve": 0.0, "fuse": 0.0}
 
-    normalized = normalize(request.query)
-    terms: list[str] = []
-    sparse = None
-    if any(a.mode is AxisMode.BM25 for a in axes):
-        terms = get_analyzer(cfg.split_mode).terms(request.query)
-        sparse = query_vector(terms)
-    t1 = time.perf_counter()
-    timings["analyze"] = (t1 - t0) * 1000
-    qvec: np.ndarray | None = None
-    if any(a.mode is AxisMode.DENSE for a in axes):
-        if embedder is None:
-            raise ValueError("dense axes need an embedder")
-        qvec = embedder.embed_queries([normalized or request.query])[0]
-    t2 = time.perf_counter()
-    timings["embed"] = (t2 - t1) * 1000
+    # -- plan: classification, dates, synonyms -----------------------------------------
+    from tansaku.text.dates import now_tokyo
 
-    runs: dict[str, list[tuple[Hashable, ScoredRecord]]] = {}
-    for axis in axes:
-        flt = _axis_filter(request.filter, axis)
-        if axis.mode is AxisMode.BM25:
-            assert sparse is not None
-            hits = collection.store.search_sparse(
-                request.tenant, sparse, filter=flt, limit=candidates
-            )
-        else:
-            assert qvec is not None
-            hits = collection.store.search_dense(request.tenant, qvec, filter=flt, limit=candidates)
-        runs[axis.name] = _group(hits, by_doc)
-    t3 = time.perf_counter()
-    timings["retrieve"] = (t3 - t2) * 1000
+    now = request.now or now_tokyo()
+    classification: Classification = services.classifier.classify(request.query)
+    use_dates = qcfg.dates if request.dates is None else request.dates
+    resolution = resolve_dates(request.query, now) if use_dates else None
+    date_range: DateRange | None = None
+    flt = request.filter
+    if (
+        resolution is not None
+        and resolution.range is not None
+        and not (flt.date_from or flt.date_to)
+        and _has_dates(collection, request.tenant)
+    ):
+        date_range = resolution.range
+        flt = replace(flt, date_from=date_range.start, date_to=date_range.end)
+    searched = (resolution.remainder if date_range and resolution else "") or request.query
+    original_display = resolution.query if date_range and resolution else request.query
 
-    weights = {a.name: a.weight for a in axes}
-    score_runs: dict[str, Run] = {
-        name: [(key, h.score) for key, h in run] for name, run in runs.items()
-    }
-    fused = _FUSERS[fusion.method](score_runs, weights, fusion)
-    ranked = sorted(fused.items(), key=lambda kv: (-kv[1], str(kv[0])))
-    per_axis: dict[str, dict[Hashable, tuple[int, ScoredRecord]]] = {
-        name: {key: (rank, h) for rank, (key, h) in enumerate(run, start=1)}
-        for name, run in runs.items()
-    }
-    hits_out: list[Hit] = []
-    for key, score in ranked:
-        if score < min_score or score <= 0:
-            continue
-        axes_info: dict[str, AxisScore] = {}
-        best: ScoredRecord | None = None
-        best_rank = 10**9
-        for name, table in per_axis.items():
-            if key in table:
-                rank, h = table[key]
-                axes_info[name] = AxisScore(rank=rank, score=h.score)
-                if rank < best_rank:  # ties: the first axis in config order explains the hit
-                    best, best_rank = h, rank
-        assert best is not None
-        hits_out.append(
-            Hit(doc_id=best.record.doc_id, score=score, record=best.record, axes=axes_info)
+    use_synonyms = bool(qcfg.synonyms) if request.synonyms is None else request.synonyms
+    base_synonyms = (
+        services.synonyms(collection, qcfg.synonyms or tuple(builtin_domains()))
+        if use_synonyms
+        else Synonyms()
+    )
+    if request.expand is not None:
+        expand = request.expand
+    else:
+        expand = qcfg.expand is ExpandMode.ALWAYS or (
+            qcfg.expand is ExpandMode.AUTO and classification.label is QueryLabel.VAGUE
         )
-        if len(hits_out) >= top_k:
+    has_combined = COMBINED in collection.state.bm25.get(request.tenant, {})
+    stages = [_Stage(0, axes, min_score, top_k, base_synonyms, expand)]
+    if qcfg.retry if request.retry is None else request.retry:
+        retry_axes = _with_combined(axes, has_combined)
+        stage_syn = base_synonyms or services.synonyms(collection, tuple(builtin_domains()))
+        stages.append(
+            _Stage(
+                1, retry_axes, min_score - RETRY_MIN_SCORE_STEP, top_k * 2, base_synonyms, expand
+            )
+        )
+        stages.append(
+            _Stage(2, retry_axes, min_score - RETRY_MIN_SCORE_STEP, top_k * 2, stage_syn, True)
+        )
+
+    hits: list[Hit] = []
+    stage_plan: dict[str, Any] = {}
+    for stage in stages:
+        hits, stage_plan = _run_stage(
+            collection,
+            request,
+            services,
+            stage,
+            searched=searched,
+            original_display=original_display,
+            date_range=date_range,
+            classification=classification,
+            flt=flt,
+            fusion_candidates=max(candidates, stage.top_k),
+            by_doc=by_doc,
+            fusion=fusion,
+            analyzer=analyzer,
+            timings=timings,
+        )
+        if hits:
             break
-    t4 = time.perf_counter()
-    timings["fuse"] = (t4 - t3) * 1000
-    timings["total"] = (t4 - t0) * 1000
+
+    # -- rerank ---------------------------------------------------------------------------
+    rerank_plan: dict[str, Any] | None = None
+    use_rerank = (
+        bool(cfg.rerank.get("enabled", False)) if request.rerank is None else request.rerank
+    )
+    if use_rerank and hits:
+        hits, rerank_plan = _rerank(services, cfg.rerank, request.query, hits)
+        timings["rerank"] = rerank_plan.get("elapsed_ms", 0.0)
+    hits = hits[: stage_plan["top_k"]]
+    timings["total"] = (time.perf_counter() - t_start) * 1000
 
     plan: dict[str, Any] = {
         "collection": collection.name,
         "tenant": request.tenant,
-        "normalized_query": normalized,
-        "query_terms": terms,
+        "normalized_query": normalize(request.query),
+        "classification": {
+            "label": classification.label.value,
+            "confidence": round(classification.confidence, 2),
+        },
+        "date_range": date_range.to_dict() if date_range else None,
+        "now": now.isoformat(timespec="minutes"),
+        **stage_plan,
+        "fusion": {"method": fusion.method.value, "k": fusion.k}
+        if fusion.method is FusionMethod.RRF
+        else {"method": fusion.method.value, "normalization": fusion.normalization},
+        "filter": _filter_dict(flt),
+        "group_by_doc": by_doc,
+        "candidates": max(candidates, stage_plan["top_k"]),
+        "rerank": rerank_plan,
+    }
+    result = SearchResult(
+        query_id=uuid.uuid4().hex,
+        query=request.query,
+        hits=tuple(hits),
+        plan=plan,
+        timings_ms=timings,
+    )
+    if services.events is not None:
+        services.events.emit(result)
+    return result
+
+
+def _run_stage(
+    collection: Collection,
+    request: SearchRequest,
+    services: SearchServices,
+    stage: _Stage,
+    *,
+    searched: str,
+    original_display: str,
+    date_range: DateRange | None,
+    classification: Classification,
+    flt: Filter,
+    fusion_candidates: int,
+    by_doc: bool,
+    fusion: Any,
+    analyzer: Any,
+    timings: dict[str, float],
+) -> tuple[list[Hit], dict[str, Any]]:
+    qcfg = collection.config.query
+    t0 = time.perf_counter()
+    variants = [_Variant(original_display, searched)]
+    expanded: list[str] = []
+    if stage.expand:
+        ctx = ExpandContext(
+            date_range=date_range,
+            remainder=searched,
+            synonyms=stage.synonyms,
+            analyzer=analyzer,
+            classification=classification,
+            max_queries=qcfg.max_queries,
+        )
+        try:
+            raw = services.expander.expand(original_display, ctx)
+        except Exception:  # an expander failure falls back to the original query
+            raw = []
+        expanded = finalize(original_display, raw, qcfg.max_queries)
+        variants = [_Variant(original_display, searched)] + [
+            _Variant(d, _strip_date(d, date_range)) for d in expanded[1:]
+        ]
+    syn_plan: dict[str, list[str]] = {}
+    prepared = []
+    for v in variants:
+        exp = stage.synonyms.expand(v.text, analyzer) if stage.synonyms else None
+        if exp is not None:
+            syn_plan.update(exp.to_plan())
+        terms = analyzer.terms(v.text) + list(exp.keyword_terms if exp else ())
+        prepared.append((v, terms, exp.dense_query if exp and exp.dense_query else v.text))
+    t1 = time.perf_counter()
+    timings["analyze"] += (t1 - t0) * 1000
+
+    vectors: list[Any] = [None] * len(prepared)
+    if any(a.mode is AxisMode.DENSE for a in stage.axes):
+        if services.embedder is None:
+            raise ValueError("dense axes need an embedder")
+        arr = services.embedder.embed_queries([normalize(d) or d for _, _, d in prepared])
+        vectors = list(arr)
+    t2 = time.perf_counter()
+    timings["embed"] += (t2 - t1) * 1000
+
+    def run(i: int) -> Retrieval:
+        _, terms, _ = prepared[i]
+        return retrieve(
+            collection,
+            tenant=request.tenant,
+            terms=terms,
+            vector=vectors[i],
+            axes=stage.axes,
+            fusion=fusion,
+            filter=flt,
+            candidates=fusion_candidates,
+            by_doc=by_doc,
+        )
+
+    results: dict[int, Retrieval] = {}
+    timed_out: list[str] = []
+    if len(prepared) == 1:
+        results[0] = run(0)
+    else:
+        budget = qcfg.budget_ms / 1000
+        with ThreadPoolExecutor(max_workers=min(4, len(prepared))) as pool:
+            futures = {pool.submit(run, i): i for i in range(len(prepared))}
+            done, pending = wait(futures, timeout=budget)
+            for f in done:
+                results[futures[f]] = f.result()
+            for f in pending:
+                f.cancel()
+                timed_out.append(prepared[futures[f]][0].display)
+            if 0 not in results:  # the original query always completes
+                results[0] = next(f for f in futures if futures[f] == 0).result()
+    for r in results.values():
+        timings["retrieve"] += r.retrieve_ms
+        timings["fuse"] += r.fuse_ms
+    t3 = time.perf_counter()
+
+    runs = [
+        QueryHits(
+            prepared[i][0].display, [h for h in results[i].hits if h.score >= stage.min_score]
+        )
+        for i in sorted(results)
+    ]
+    if len(runs) == 1:
+        hits = list(runs[0].hits)
+    elif qcfg.merge is MergeMethod.RRF:
+        hits = merge_rrf(runs)
+    else:
+        hits = merge_hits(runs)
+    hits = rerank_with_weights(hits, qcfg.source_weights)
+    timings["merge"] = timings.get("merge", 0.0) + (time.perf_counter() - t3) * 1000
+    plan = {
+        "retry_stage": stage.number,
+        "expanded_queries": expanded,
+        "timed_out_queries": timed_out,
+        "synonyms": syn_plan,
+        "query_terms": prepared[0][1],
         "axes": [
             {
                 "name": a.name,
                 "mode": a.mode.value,
                 "fields": list(a.fields),
                 "weight": a.weight,
-                "candidates": len(runs[a.name]),
+                "candidates": results[0].candidates.get(a.name, 0),
             }
-            for a in axes
+            for a in stage.axes
         ],
-        "fusion": {"method": fusion.method.value, "k": fusion.k}
-        if fusion.method is FusionMethod.RRF
-        else {"method": fusion.method.value, "normalization": fusion.normalization},
-        "filter": _filter_dict(request.filter),
-        "top_k": top_k,
-        "min_score": min_score,
-        "group_by_doc": by_doc,
-        "candidates": candidates,
+        "min_score": round(stage.min_score, 6),
+        "top_k": stage.top_k,
+        "merge": qcfg.merge.value if len(runs) > 1 else None,
     }
-    return SearchResult(
-        query_id=uuid.uuid4().hex,
-        query=request.query,
-        hits=tuple(hits_out),
-        plan=plan,
-        timings_ms=timings,
+    return hits, plan
+
+
+def _strip_date(display: str, date_range: DateRange | None) -> str:
+    if date_range is None:
+        return display
+    res = resolve_dates(display, date_range.end)
+    return (res.remainder if res.range else display) or display
+
+
+def _rerank(
+    services: SearchServices, rcfg: Any, query: str, hits: list[Hit]
+) -> tuple[list[Hit], dict[str, Any]]:
+    from tansaku.search.rerank import rerank_candidates, reranker_from_config
+
+    reranker = services.reranker or reranker_from_config(rcfg)
+    if reranker is None:
+        return hits, {"applied": False, "reason": "リランカーが設定されていません"}
+    services.reranker = reranker
+    outcome = rerank_candidates(
+        reranker,
+        query,
+        [h.record.text for h in hits],
+        max_candidates=int(rcfg.get("max_candidates", 50)),
+        budget_s=float(rcfg.get("budget_s", 2.0)),
     )
+    plan = {
+        "applied": outcome.applied,
+        "reason": outcome.reason,
+        "model": reranker.name,
+        "elapsed_ms": round(outcome.elapsed_ms, 3),
+    }
+    if not outcome.applied:
+        return hits, plan
+    out = [replace(hits[i], rerank_score=outcome.scores[i]) for i in outcome.order]
+    return out, plan
 
 
 def _filter_dict(f: Filter) -> dict[str, Any]:
@@ -170,6 +388,3 @@ def _filter_dict(f: Filter) -> dict[str, Any]:
     if f.doc_ids:
         out["doc_ids"] = list(f.doc_ids)
     return out
-
-
-__all__ = ["FusionConfig", "search"]

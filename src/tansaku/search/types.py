@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from tansaku.config import Axis, FusionConfig
@@ -25,6 +26,12 @@ class SearchRequest:
     min_score: float | None = None
     group_by_doc: bool | None = None
     candidates: int | None = None
+    now: datetime | None = None  # clock for 昨日/先週…; default: now in Asia/Tokyo
+    expand: bool | None = None  # None: the collection's [query] expand mode (auto = vague only)
+    synonyms: bool | None = None  # None: on when the collection configures synonyms
+    dates: bool | None = None  # None: the collection's [query] dates setting
+    rerank: bool | None = None  # None: the collection's [rerank] enabled setting
+    retry: bool | None = None  # None: the collection's [query] retry setting
 
     def __post_init__(self) -> None:
         if self.top_k is not None and self.top_k <= 0:
@@ -43,9 +50,13 @@ class Hit:
     score: float
     record: Record
     axes: Mapping[str, AxisScore]
+    matched_queries: tuple[str, ...] = ()
+    max_similarity: float | None = None
+    avg_similarity: float | None = None
+    rerank_score: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "doc_id": self.doc_id,
             "id": self.record.id,
             "field": self.record.field,
@@ -56,6 +67,16 @@ class Hit:
                 name: {"rank": a.rank, "score": round(a.score, 6)} for name, a in self.axes.items()
             },
         }
+        if self.matched_queries:
+            out["matched_queries"] = list(self.matched_queries)
+            out["hit_count"] = len(self.matched_queries)
+        if self.max_similarity is not None:
+            out["max_similarity"] = round(self.max_similarity, 6)
+        if self.avg_similarity is not None:
+            out["avg_similarity"] = round(self.avg_similarity, 6)
+        if self.rerank_score is not None:
+            out["rerank_score"] = round(self.rerank_score, 6)
+        return out
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,92 @@
+"""SEARCH_EVENT: one structured JSON line per search, plus process-wide counters.
+
+The event carries what is needed to explain and replay a ranking (normalised and expanded
+queries, axes and namespaces, retry stage, thresholds, top-5 scores, timings). It is appended to
+``<workspace>/logs/search_events.jsonl`` and logged on the ``tansaku.search`` logger; feedback
+later refers to its ``query_id``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tansaku.search.types import SearchResult
+
+log = logging.getLogger("tansaku.search")
+
+
+@dataclass
+class SearchCounters:
+    total: int = 0
+    zero_hit: int = 0
+
+    def snapshot(self) -> dict[str, int]:
+        return {"searches_total": self.total, "zero_hit_total": self.zero_hit}
+
+
+def build_event(result: SearchResult) -> dict[str, Any]:
+    plan = result.plan
+    namespaces = sorted({f for a in plan.get("axes", []) for f in a.get("fields", [])})
+    return {
+        "event": "SEARCH_EVENT",
+        "query_id": result.query_id,
+        "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
+        "collection": plan.get("collection"),
+        "tenant": plan.get("tenant"),
+        "query": result.query,
+        "normalized_query": plan.get("normalized_query"),
+        "classification": plan.get("classification"),
+        "expanded_queries": plan.get("expanded_queries", []),
+        "synonyms": plan.get("synonyms", {}),
+        "date_range": plan.get("date_range"),
+        "axes": [
+            {"name": a["name"], "mode": a["mode"], "weight": a["weight"]}
+            for a in plan.get("axes", [])
+        ],
+        "namespaces": namespaces or ["*"],
+        "retry_stage": plan.get("retry_stage", 0),
+        "min_score": plan.get("min_score"),
+        "top_k": plan.get("top_k"),
+        "top5_scores": [round(h.score, 6) for h in result.hits[:5]],
+        "top5_doc_ids": [h.doc_id for h in result.hits[:5]],
+        "hit_count": len(result.hits),
+        "zero_hit": not result.hits,
+        "rerank": plan.get("rerank"),
+        "timings_ms": {k: round(v, 3) for k, v in result.timings_ms.items()},
+    }
+
+
+class SearchEventLog:
+    """Append-only JSON-lines sink (thread-safe) with counters for the metrics endpoint."""
+
+    def __init__(self, path: str | Path | None) -> None:
+        self.path = Path(path) if path is not None else None
+        self.counters = SearchCounters()
+        self._lock = threading.Lock()
+
+    def emit(self, result: SearchResult) -> dict[str, Any]:
+        event = build_event(result)
+        line = json.dumps(event, ensure_ascii=False, default=str)
+        with self._lock:
+            self.counters.total += 1
+            if event["zero_hit"]:
+                self.counters.zero_hit += 1
+            if self.path is not None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                with self.path.open("a", encoding="utf-8") as fh:
+                    fh.write(line + "\n")
+        log.info("%s", line)
+        return event
+
+
+def read_events(path: str | Path) -> list[dict[str, Any]]:
+    p = Path(path)
+    if not p.is_file():
+        return []
+    return [json.loads(x) for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]

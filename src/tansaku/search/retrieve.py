@@ -1,0 +1,112 @@
+"""One query against one collection: retrieve per axis -> group by document -> fuse.
+
+Returns every fused candidate, best first; thresholds, merging across queries, rerank and top_k
+are the pipeline's business (``engine.py``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from tansaku.collection import Collection
+from tansaku.config import Axis, AxisMode, FusionConfig, FusionMethod
+from tansaku.search.fusion import Run, linear_fusion, rrf_fusion
+from tansaku.search.types import AxisScore, Hit
+from tansaku.store.base import Filter, ScoredRecord
+from tansaku.store.sparse import query_vector
+
+_FUSERS = {
+    FusionMethod.LINEAR: lambda runs, weights, f: linear_fusion(
+        runs, weights, normalization=f.normalization
+    ),
+    FusionMethod.RRF: lambda runs, weights, f: rrf_fusion(runs, weights, k=f.k),
+}
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    hits: list[Hit]
+    candidates: Mapping[str, int]  # per axis, after grouping
+    retrieve_ms: float
+    fuse_ms: float
+
+
+def axis_filter(base: Filter, axis: Axis) -> Filter:
+    """The request's filter narrowed to the axis' fields (an empty intersection matches nothing)."""
+    if not axis.fields:
+        return base
+    fields = axis.fields if not base.fields else tuple(f for f in axis.fields if f in base.fields)
+    return replace(base, fields=fields or ("\x00none",))
+
+
+def group_best(hits: Sequence[ScoredRecord], by_doc: bool) -> list[tuple[Hashable, ScoredRecord]]:
+    """Best hit per key (document or record), best first."""
+    best: dict[Hashable, ScoredRecord] = {}
+    for h in hits:
+        key = h.record.doc_id if by_doc else h.record.id
+        if key not in best or h.score > best[key].score:
+            best[key] = h
+    return sorted(best.items(), key=lambda kv: -kv[1].score)
+
+
+def retrieve(
+    collection: Collection,
+    *,
+    tenant: str,
+    terms: Sequence[str],
+    vector: np.ndarray | None,
+    axes: Sequence[Axis],
+    fusion: FusionConfig,
+    filter: Filter,
+    candidates: int,
+    by_doc: bool,
+) -> Retrieval:
+    """Run every axis (BM25 with ``terms``, dense with ``vector``) and fuse their rankings."""
+    t0 = time.perf_counter()
+    sparse = query_vector(terms)
+    runs: dict[str, list[tuple[Hashable, ScoredRecord]]] = {}
+    for axis in axes:
+        flt = axis_filter(filter, axis)
+        if axis.mode is AxisMode.BM25:
+            found = collection.store.search_sparse(tenant, sparse, filter=flt, limit=candidates)
+        else:
+            if vector is None:
+                raise ValueError("dense axes need a query vector")
+            found = collection.store.search_dense(tenant, vector, filter=flt, limit=candidates)
+        runs[axis.name] = group_best(found, by_doc)
+    t1 = time.perf_counter()
+
+    weights = {a.name: a.weight for a in axes}
+    score_runs: dict[str, Run] = {n: [(k, h.score) for k, h in run] for n, run in runs.items()}
+    fused = _FUSERS[fusion.method](score_runs, weights, fusion)
+    per_axis = {
+        name: {key: (rank, h) for rank, (key, h) in enumerate(run, start=1)}
+        for name, run in runs.items()
+    }
+    hits: list[Hit] = []
+    for key, score in sorted(fused.items(), key=lambda kv: (-kv[1], str(kv[0]))):
+        if score <= 0:
+            continue
+        axes_info: dict[str, AxisScore] = {}
+        best: ScoredRecord | None = None
+        best_rank = 10**9
+        for name, table in per_axis.items():
+            if key in table:
+                rank, h = table[key]
+                axes_info[name] = AxisScore(rank=rank, score=h.score)
+                if rank < best_rank:  # ties: the first axis in config order explains the hit
+                    best, best_rank = h, rank
+        if best is None:  # pragma: no cover - fused keys always come from some axis
+            continue
+        hits.append(Hit(doc_id=best.record.doc_id, score=score, record=best.record, axes=axes_info))
+    t2 = time.perf_counter()
+    return Retrieval(
+        hits=hits,
+        candidates={n: len(r) for n, r in runs.items()},
+        retrieve_ms=(t1 - t0) * 1000,
+        fuse_ms=(t2 - t1) * 1000,
+    )
