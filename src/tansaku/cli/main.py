@@ -270,8 +270,10 @@ def collections(as_json: JsonOpt = False, home: HomeOpt = None) -> None:
 
 def _register_optional() -> None:
     from tansaku.cli import demo as demo_cmd
+    from tansaku.cli import eval as eval_cmd
 
     demo_cmd.register(app)
+    eval_cmd.register(app)
     try:
         from tansaku.cli import tables as tables_cmd
     except ImportError:  # the tables CLI module is optional until it lands
