@@ -1,0 +1,378 @@
+"""CLI commands for tables: ``tables``, ``sql`` and ``stats`` (a thin adapter over tansaku.tables).
+
+``register(app)`` adds them to the main ``tansaku`` app. Exit codes: 0 for results (zero rows
+included), 2 for a rejected query or bad arguments, 1 for an execution or configuration error.
+``--json`` prints one JSON object on stdout (``ensure_ascii=False``); for ``sql`` it is the
+outcome exactly as the agent's tool returns it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from tansaku.errors import TansakuError
+from tansaku.tables import (
+    AnalyticsError,
+    SqlFailed,
+    SqlRejected,
+    StoreScope,
+    TableDatabase,
+    compare_periods,
+    get_cash_difference_analysis,
+    get_claim_statistics,
+    get_sales_trend,
+    load_tables_config,
+    sql_tool,
+)
+from tansaku.workspace import Workspace
+
+EXIT_OK, EXIT_ERROR, EXIT_REJECTED = 0, 1, 2
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="JSON で出力する(機械向け)")]
+HomeOpt = Annotated[
+    Path | None,
+    typer.Option("--home", help="ワークスペースのフォルダ(既定: $TANSAKU_HOME または ./.tansaku)"),
+]
+StoreOpt = Annotated[str | None, typer.Option("--store", help="この店舗の日報だけを集計する")]
+AllStoresOpt = Annotated[bool, typer.Option("--all-stores", help="全店舗を集計する(既定)")]
+FromOpt = Annotated[str | None, typer.Option("--from", help="開始日 YYYY-MM-DD")]
+ToOpt = Annotated[str | None, typer.Option("--to", help="終了日 YYYY-MM-DD(既定: 今日)")]
+DaysOpt = Annotated[int, typer.Option("--days", help="日数(開始日か終了日の一方だけのとき)")]
+
+stats_app = typer.Typer(
+    help="日報の集計: クレーム・売上・現金過不足・期間比較", no_args_is_help=True
+)
+
+
+def _out() -> Console:
+    return Console(soft_wrap=False)
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    Console(stderr=True).print(f"[red]エラー:[/] {message}", markup=True, highlight=False)
+    return typer.Exit(code)
+
+
+def _emit_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
+
+
+def _open(home: Path | None) -> TableDatabase:
+    try:
+        return TableDatabase(load_tables_config(Workspace.from_env(home).tables_file))
+    except TansakuError as e:
+        raise _fail(str(e), EXIT_ERROR) from None
+
+
+def _cell(value: Any, width: int = 60) -> str:
+    text = json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else str(value)
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+# --- tables / sql --------------------------------------------------------------------------------
+
+
+def list_tables(json_out: JsonOpt = False, home: HomeOpt = None) -> None:
+    """登録済みのテーブルを一覧表示する。"""
+    db = _open(home)
+    with db:
+        tools: dict[str, list[str]] = {}
+        for tool in db.config.tools:
+            for name in tool.tables:
+                tools.setdefault(name, []).append(tool.name)
+        items: list[dict[str, Any]] = [
+            {
+                "name": t.name,
+                "path": str(t.path),
+                "rows": db.row_count(t.name),
+                "columns": [c for c, _ in db.columns(t.name)],
+                "tools": tools.get(t.name, []),
+                "description": t.description,
+            }
+            for t in db.config.tables
+        ]
+    if json_out:
+        _emit_json({"tables": items})
+        return
+    if not items:
+        _out().print("テーブルはまだありません。`tansaku demo` でサンプルを登録できます")
+        return
+    table = Table()
+    for head in ("テーブル", "行数", "列数", "SQLツール", "説明", "ファイル"):
+        table.add_column(
+            head, overflow="fold", justify="right" if head in ("行数", "列数") else "left"
+        )
+    for item in items:
+        table.add_row(
+            item["name"],
+            str(item["rows"]),
+            str(len(item["columns"])),
+            ", ".join(item["tools"]) or "-",
+            item["description"],
+            item["path"],
+        )
+    _out().print(table)
+
+
+def run_sql(
+    sql: Annotated[str, typer.Argument(help="実行する SELECT 文")],
+    json_out: JsonOpt = False,
+    tool: Annotated[
+        str, typer.Option("--tool", help="このSQLツールとして実行する(既定 sql: 全テーブル)")
+    ] = "sql",
+    home: HomeOpt = None,
+) -> None:
+    """SELECT 文を安全なサンドボックスで実行する(エージェントのSQLツールと同じ検査と制限)。"""
+    db = _open(home)
+    with db:
+        try:
+            runner = sql_tool(db, tool)
+        except TansakuError as e:
+            raise _fail(str(e), EXIT_REJECTED) from None
+        outcome = runner.run(sql)
+    code = (
+        EXIT_REJECTED
+        if isinstance(outcome, SqlRejected)
+        else EXIT_ERROR
+        if isinstance(outcome, SqlFailed)
+        else EXIT_OK
+    )
+    if json_out:
+        _emit_json(outcome.to_dict())
+        raise typer.Exit(code)
+    if isinstance(outcome, SqlRejected | SqlFailed):
+        raise _fail(outcome.error, code)
+    out = _out()
+    if not outcome.results:
+        out.print(f"0件: {outcome.message}")
+        return
+    table = Table()
+    for column in outcome.results[0]:
+        table.add_column(column, overflow="fold")
+    for row in outcome.results:
+        table.add_row(*(_cell(v) for v in row.values()))
+    out.print(table)
+    out.print(f"{outcome.count}件")
+
+
+# --- stats ---------------------------------------------------------------------------------------
+
+
+def _scope(store: str | None, all_stores: bool) -> StoreScope:
+    if store and all_stores:
+        raise _fail("--store と --all-stores は同時に指定できません", EXIT_REJECTED)
+    return StoreScope.only(store) if store else StoreScope.all_stores()
+
+
+def _run_stats(home: Path | None, json_out: bool, compute: Any, render: Any) -> None:
+    db = _open(home)
+    with db:
+        try:
+            result = compute(db)
+        except AnalyticsError as e:
+            raise _fail(str(e), EXIT_REJECTED) from None
+        except TansakuError as e:
+            raise _fail(str(e), EXIT_ERROR) from None
+    if json_out:
+        _emit_json(result.to_dict())
+    else:
+        render(_out(), result.to_dict())
+
+
+def _summary(out: Console, title: str, data: dict[str, Any], labels: dict[str, str]) -> None:
+    period = data["period"]
+    out.print(
+        f"[bold]{title}[/] {data['store']} {period['start_date']}〜{period['end_date']}"
+        f"({period['days']}日)"
+    )
+    table = Table(show_header=False)
+    for key, label in labels.items():
+        value = data["summary"][key]
+        table.add_row(label, f"{value:,}" if isinstance(value, int) else str(value or "-"))
+    out.print(table)
+    if data.get("message"):
+        out.print(data["message"])
+
+
+def _rows(out: Console, heads: list[str], rows: list[list[Any]]) -> None:
+    if not rows:
+        return
+    table = Table()
+    for head in heads:
+        table.add_column(head, overflow="fold")
+    for row in rows:
+        table.add_row(*(f"{v:,}" if isinstance(v, int) else _cell(v, 80) for v in row))
+    out.print(table)
+
+
+def _render_claims(out: Console, d: dict[str, Any]) -> None:
+    _summary(
+        out,
+        "クレーム統計",
+        d,
+        {"total_reports": "日報数", "claim_count": "クレーム件数", "claim_rate": "クレーム率"},
+    )
+    _rows(
+        out,
+        ["日付", "店舗", "記入者", "内容"],
+        [[c["date"], c["store"], c["author"], c["content"]] for c in d["recent_claims"]],
+    )
+
+
+def _render_sales(out: Console, d: dict[str, Any]) -> None:
+    _summary(
+        out,
+        "売上トレンド",
+        d,
+        {
+            "total_sales": "売上合計(円)",
+            "avg_sales": "日報1件あたり平均(円)",
+            "report_count": "日報数",
+        },
+    )
+    _rows(
+        out,
+        ["週", "平均売上(円)", "日報数"],
+        [[w["week"], w["avg_sales"], w["report_count"]] for w in d["weekly_avg"]],
+    )
+
+
+def _render_cash(out: Console, d: dict[str, Any]) -> None:
+    _summary(
+        out,
+        "現金過不足",
+        d,
+        {
+            "total_reports": "日報数",
+            "diff_count": "発生件数",
+            "diff_rate": "発生率",
+            "total_diff": "合計(円)",
+            "avg_diff": "平均(円)",
+        },
+    )
+    b = d["breakdown"]
+    out.print(
+        f"過剰 {b['plus']['count']}件 {b['plus']['total']:,}円 / "
+        f"不足 {b['minus']['count']}件 {b['minus']['total']:,}円"
+    )
+    _rows(
+        out,
+        ["日付", "店舗", "記入者", "過不足(円)"],
+        [[c["date"], c["store"], c["author"], c["diff"]] for c in d["recent_cases"]],
+    )
+
+
+def _render_compare(out: Console, d: dict[str, Any]) -> None:
+    cur, prev, comp = d["current_period"], d["previous_period"], d["comparison"]
+    out.print(f"[bold]期間比較[/] {d['description']}({d['unit']}) {d['store']}")
+    _rows(
+        out,
+        ["期間", "開始", "終了", "値", "日報数"],
+        [
+            ["今期", cur["start"], cur["end"], cur["value"], cur["report_count"]],
+            ["前期", prev["start"], prev["end"], prev["value"], prev["report_count"]],
+        ],
+    )
+    rate = comp["change_rate"] or "-"
+    out.print(f"差: {comp['diff']:,}{d['unit']} / 変化率: {rate} / 傾向: {comp['trend']}")
+    if comp.get("note"):
+        out.print(comp["note"])
+
+
+@stats_app.command("claims")
+def stats_claims(
+    date_from: FromOpt = None,
+    date_to: ToOpt = None,
+    days: DaysOpt = 30,
+    store: StoreOpt = None,
+    all_stores: AllStoresOpt = False,
+    json_out: JsonOpt = False,
+    home: HomeOpt = None,
+) -> None:
+    """クレーム統計(件数・発生率・日別・最近のクレーム)。"""
+    scope = _scope(store, all_stores)
+    _run_stats(
+        home,
+        json_out,
+        lambda db: get_claim_statistics(db, date_from, date_to, days, scope=scope),
+        _render_claims,
+    )
+
+
+@stats_app.command("sales")
+def stats_sales(
+    date_from: FromOpt = None,
+    date_to: ToOpt = None,
+    days: DaysOpt = 30,
+    store: StoreOpt = None,
+    all_stores: AllStoresOpt = False,
+    json_out: JsonOpt = False,
+    home: HomeOpt = None,
+) -> None:
+    """売上トレンド(合計・平均・日別・週平均)。"""
+    scope = _scope(store, all_stores)
+    _run_stats(
+        home,
+        json_out,
+        lambda db: get_sales_trend(db, date_from, date_to, days, scope=scope),
+        _render_sales,
+    )
+
+
+@stats_app.command("cash")
+def stats_cash(
+    date_from: FromOpt = None,
+    date_to: ToOpt = None,
+    days: DaysOpt = 30,
+    store: StoreOpt = None,
+    all_stores: AllStoresOpt = False,
+    json_out: JsonOpt = False,
+    home: HomeOpt = None,
+) -> None:
+    """現金過不足分析(発生件数・率・合計・過剰/不足の内訳・最近の発生)。"""
+    scope = _scope(store, all_stores)
+    _run_stats(
+        home,
+        json_out,
+        lambda db: get_cash_difference_analysis(db, date_from, date_to, days, scope=scope),
+        _render_cash,
+    )
+
+
+@stats_app.command("compare")
+def stats_compare(
+    metric: Annotated[str, typer.Argument(help="指標: sales / claim_count / cash_diff")],
+    current_start: Annotated[str, typer.Option("--current-start", help="今期の開始日")],
+    current_end: Annotated[str, typer.Option("--current-end", help="今期の終了日")],
+    previous_start: Annotated[str, typer.Option("--previous-start", help="前期の開始日")],
+    previous_end: Annotated[str, typer.Option("--previous-end", help="前期の終了日")],
+    store: StoreOpt = None,
+    all_stores: AllStoresOpt = False,
+    json_out: JsonOpt = False,
+    home: HomeOpt = None,
+) -> None:
+    """2つの期間で指標を比較する(差・変化率・増加/減少/横ばい)。"""
+    scope = _scope(store, all_stores)
+    _run_stats(
+        home,
+        json_out,
+        lambda db: compare_periods(
+            db, metric, current_start, current_end, previous_start, previous_end, scope=scope
+        ),
+        _render_compare,
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``tables``, ``sql`` and the ``stats`` sub-app to the main app."""
+    app.command("tables")(list_tables)
+    app.command("sql")(run_sql)
+    app.add_typer(stats_app, name="stats")

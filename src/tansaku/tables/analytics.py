@@ -1,0 +1,336 @@
+"""Analytics over the daily-report table, scoped to what the caller may see.
+
+Three typed functions (``compare.py`` has the fourth, ``compare_periods``), each returning a
+frozen dataclass with ``to_dict()`` / ``to_json()`` in the shape of the analytics design
+(``period``, ``summary``, ``daily_trend`` …):
+
+- ``get_claim_statistics`` — reports, claims, claim rate, claims per day, recent claims;
+- ``get_sales_trend`` — total, average per report, sales per day, weekly averages;
+- ``get_cash_difference_analysis`` — reports with a cash difference, rate, total, average,
+  plus/minus breakdown, per day, recent cases.
+
+Periods are inclusive (``period.py``); the scope is mandatory and comes from the caller, never
+from the LLM.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, timedelta
+from decimal import Decimal
+from typing import Any
+
+from tansaku.tables.daily import (
+    DAILY_REPORTS,
+    JsonResult,
+    ReportQuery,
+    as_int,
+    iso,
+    percent,
+    round_half_up,
+)
+from tansaku.tables.period import Period, StoreScope, parse_date, resolve_period
+from tansaku.tables.sandbox import TableDatabase
+
+# --- claims --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DayCount:
+    date: str
+    count: int
+
+
+@dataclass(frozen=True)
+class ClaimCase:
+    date: str
+    store: str
+    author: str
+    content: str
+
+
+@dataclass(frozen=True)
+class ClaimStatistics(JsonResult):
+    period: Period
+    scope: StoreScope
+    total_reports: int
+    claim_count: int
+    daily_trend: tuple[DayCount, ...]
+    """Days with at least one claim, newest first."""
+    recent_claims: tuple[ClaimCase, ...]
+
+    @property
+    def claim_rate(self) -> str | None:
+        return percent(self.claim_count, self.total_reports)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "period": self.period.to_dict(),
+            "store": self.scope.label,
+            "summary": {
+                "total_reports": self.total_reports,
+                "claim_count": self.claim_count,
+                "claim_rate": self.claim_rate,
+            },
+            "daily_trend": [{"date": d.date, "count": d.count} for d in self.daily_trend],
+            "recent_claims": [vars(c) for c in self.recent_claims],
+        }
+        if not self.total_reports:
+            out["message"] = "指定期間の日報がありません"
+        return out
+
+
+def get_claim_statistics(
+    db: TableDatabase,
+    date_from: date | str | None = None,
+    date_to: date | str | None = None,
+    days: int = 30,
+    *,
+    scope: StoreScope,
+    today: date | None = None,
+    recent_limit: int = 10,
+    table: str = DAILY_REPORTS,
+) -> ClaimStatistics:
+    """クレーム統計: 指定期間のクレーム件数・発生率・日別件数・最近のクレーム内容。"""
+    period = resolve_period(date_from, date_to, days, today=today)
+    reports = ReportQuery(db, table, scope)
+    ((total, claims),) = reports.rows("count(*), count(*) FILTER (WHERE claim)", period)
+    trend = reports.rows(
+        '"date", count(*)', period, where="claim", tail='GROUP BY "date" ORDER BY "date" DESC'
+    )
+    recent = reports.rows(
+        '"date", store, author, claim_content',
+        period,
+        where="claim",
+        tail='ORDER BY "date" DESC, store LIMIT ?',
+        params=(recent_limit,),
+    )
+    return ClaimStatistics(
+        period=period,
+        scope=scope,
+        total_reports=as_int(total),
+        claim_count=as_int(claims),
+        daily_trend=tuple(DayCount(iso(d), as_int(n)) for d, n in trend),
+        recent_claims=tuple(ClaimCase(iso(d), s, a, c) for d, s, a, c in recent),
+    )
+
+
+# --- sales ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DaySales:
+    date: str
+    sales: int
+
+
+@dataclass(frozen=True)
+class WeekAverage:
+    start: str
+    end: str
+    avg_sales: int
+    report_count: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.start[5:7]}/{self.start[8:]}-{self.end[5:7]}/{self.end[8:]}"
+
+
+@dataclass(frozen=True)
+class SalesTrend(JsonResult):
+    period: Period
+    scope: StoreScope
+    total_sales: int
+    report_count: int
+    daily_trend: tuple[DaySales, ...]
+    """Sales summed over the scope's stores per day, oldest first."""
+    weekly_avg: tuple[WeekAverage, ...]
+    """Average per report in 7-day blocks from the period start (weeks without reports left out)."""
+
+    @property
+    def avg_sales(self) -> int:
+        return (
+            round_half_up(Decimal(self.total_sales) / self.report_count) if self.report_count else 0
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "period": self.period.to_dict(),
+            "store": self.scope.label,
+            "summary": {
+                "total_sales": self.total_sales,
+                "avg_sales": self.avg_sales,
+                "report_count": self.report_count,
+            },
+            "daily_trend": [{"date": d.date, "sales": d.sales} for d in self.daily_trend],
+            "weekly_avg": [
+                {"week": w.label, "avg_sales": w.avg_sales, "report_count": w.report_count}
+                for w in self.weekly_avg
+            ],
+        }
+        if not self.report_count:
+            out["message"] = "指定期間の日報がありません"
+        return out
+
+
+def _weeks(period: Period, per_day: list[tuple[date, int, int]]) -> tuple[WeekAverage, ...]:
+    buckets: dict[int, list[int]] = {}
+    for day, total, count in per_day:
+        bucket = buckets.setdefault((day - period.start).days // 7, [0, 0])
+        bucket[0] += total
+        bucket[1] += count
+    weeks = []
+    for index, (total, count) in sorted(buckets.items()):
+        start = period.start + timedelta(days=7 * index)
+        end = min(start + timedelta(days=6), period.end)
+        weeks.append(
+            WeekAverage(
+                start.isoformat(), end.isoformat(), round_half_up(Decimal(total) / count), count
+            )
+        )
+    return tuple(weeks)
+
+
+def get_sales_trend(
+    db: TableDatabase,
+    date_from: date | str | None = None,
+    date_to: date | str | None = None,
+    days: int = 30,
+    *,
+    scope: StoreScope,
+    today: date | None = None,
+    table: str = DAILY_REPORTS,
+) -> SalesTrend:
+    """売上トレンド: 指定期間の売上合計・日報1件あたり平均・日別売上・週平均。"""
+    period = resolve_period(date_from, date_to, days, today=today)
+    reports = ReportQuery(db, table, scope)
+    per_day = reports.rows(
+        '"date", sum(sales), count(sales)',
+        period,
+        where="sales IS NOT NULL",
+        tail='GROUP BY "date" ORDER BY "date"',
+    )
+    rows = [(parse_date(iso(d)), as_int(s), as_int(n)) for d, s, n in per_day]
+    return SalesTrend(
+        period=period,
+        scope=scope,
+        total_sales=sum(s for _, s, _ in rows),
+        report_count=sum(n for _, _, n in rows),
+        daily_trend=tuple(DaySales(d.isoformat(), s) for d, s, _ in rows),
+        weekly_avg=_weeks(period, rows),
+    )
+
+
+# --- cash differences ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DayDifference:
+    date: str
+    diff: int
+    count: int
+
+
+@dataclass(frozen=True)
+class CashCase:
+    date: str
+    store: str
+    author: str
+    diff: int
+
+
+@dataclass(frozen=True)
+class CashDifferenceAnalysis(JsonResult):
+    period: Period
+    scope: StoreScope
+    total_reports: int
+    diff_count: int
+    total_diff: int
+    plus_count: int
+    plus_total: int
+    minus_count: int
+    minus_total: int
+    daily_trend: tuple[DayDifference, ...]
+    """Days with a cash difference (summed over stores), newest first."""
+    recent_cases: tuple[CashCase, ...]
+
+    @property
+    def diff_rate(self) -> str | None:
+        return percent(self.diff_count, self.total_reports)
+
+    @property
+    def avg_diff(self) -> int:
+        return round_half_up(Decimal(self.total_diff) / self.diff_count) if self.diff_count else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "period": self.period.to_dict(),
+            "store": self.scope.label,
+            "summary": {
+                "total_reports": self.total_reports,
+                "diff_count": self.diff_count,
+                "diff_rate": self.diff_rate,
+                "total_diff": self.total_diff,
+                "avg_diff": self.avg_diff,
+            },
+            "breakdown": {
+                "plus": {"count": self.plus_count, "total": self.plus_total},
+                "minus": {"count": self.minus_count, "total": self.minus_total},
+            },
+            "daily_trend": [vars(d) for d in self.daily_trend],
+            "recent_cases": [vars(c) for c in self.recent_cases],
+        }
+        if not self.total_reports:
+            out["message"] = "指定期間の日報がありません"
+        return out
+
+
+def get_cash_difference_analysis(
+    db: TableDatabase,
+    date_from: date | str | None = None,
+    date_to: date | str | None = None,
+    days: int = 30,
+    *,
+    scope: StoreScope,
+    today: date | None = None,
+    recent_limit: int = 10,
+    table: str = DAILY_REPORTS,
+) -> CashDifferenceAnalysis:
+    """現金過不足分析: 発生件数・発生率・合計・平均・過剰/不足の内訳・日別・最近の発生。"""
+    period = resolve_period(date_from, date_to, days, today=today)
+    reports = ReportQuery(db, table, scope)
+    ((total, n, s, pn, ps, mn, ms),) = reports.rows(
+        "count(*), count(*) FILTER (WHERE cash_difference != 0), "
+        "sum(cash_difference) FILTER (WHERE cash_difference != 0), "
+        "count(*) FILTER (WHERE cash_difference > 0), "
+        "sum(cash_difference) FILTER (WHERE cash_difference > 0), "
+        "count(*) FILTER (WHERE cash_difference < 0), "
+        "sum(cash_difference) FILTER (WHERE cash_difference < 0)",
+        period,
+    )
+    trend = reports.rows(
+        '"date", sum(cash_difference), count(*)',
+        period,
+        where="cash_difference != 0",
+        tail='GROUP BY "date" ORDER BY "date" DESC',
+    )
+    recent = reports.rows(
+        '"date", store, author, cash_difference',
+        period,
+        where="cash_difference != 0",
+        tail='ORDER BY "date" DESC, store LIMIT ?',
+        params=(recent_limit,),
+    )
+    return CashDifferenceAnalysis(
+        period=period,
+        scope=scope,
+        total_reports=as_int(total),
+        diff_count=as_int(n),
+        total_diff=as_int(s),
+        plus_count=as_int(pn),
+        plus_total=as_int(ps),
+        minus_count=as_int(mn),
+        minus_total=as_int(ms),
+        daily_trend=tuple(DayDifference(iso(d), as_int(v), as_int(c)) for d, v, c in trend),
+        recent_cases=tuple(CashCase(iso(d), st, a, as_int(v)) for d, st, a, v in recent),
+    )

@@ -1,0 +1,53 @@
+"""Register the bundled example tables (stores, events, generated daily reports) in a workspace."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+from tansaku.demo.reports import generate, write_daily_reports_csv
+from tansaku.errors import ConfigError
+from tansaku.tables.registry import TablesConfig, load_tables_config, write_tables_config
+from tansaku.workspace import Workspace
+
+DEMO_CONFIG = "tables.toml"
+DAILY_REPORTS = "daily_reports.csv"
+
+
+def examples_dir() -> Path:
+    """``examples/tables``: inside the wheel (``tansaku/_examples``) or in a source checkout."""
+    package = Path(__file__).resolve().parents[1]
+    for candidate in (package / "_examples" / "tables", package.parents[1] / "examples" / "tables"):
+        if (candidate / DEMO_CONFIG).is_file():
+            return candidate
+    raise ConfigError(
+        "同梱のサンプルテーブル(examples/tables)が見つかりません。インストールを確認してください"
+    )
+
+
+def demo_tables_config() -> TablesConfig:
+    """The example registry, with paths in the examples folder (daily_reports is generated)."""
+    return load_tables_config(examples_dir() / DEMO_CONFIG)
+
+
+def install_demo_tables(home: Path) -> list[str]:
+    """Copy the example tables and a generated ``daily_reports.csv`` into ``<home>/tables/`` and
+    register them in ``<home>/tables.toml``. Idempotent; other tables already registered there
+    are kept. Returns the demo table names."""
+    ws = Workspace.from_env(home)
+    ws.tables_dir.mkdir(parents=True, exist_ok=True)
+    demo = demo_tables_config()
+    tables = []
+    for table in demo.tables:
+        target = ws.tables_dir / table.path.name
+        if table.path.name == DAILY_REPORTS:
+            write_daily_reports_csv(generate().daily_reports, target)
+        else:
+            shutil.copyfile(table.path, target)
+        tables.append(replace(table, path=target))
+    demo = replace(demo, tables=tuple(tables))
+    if ws.tables_file.is_file():
+        demo = load_tables_config(ws.tables_file).merged(demo)  # keeps the user's [sandbox]
+    write_tables_config(demo, ws.tables_file)
+    return [t.name for t in tables]

@@ -1,0 +1,381 @@
+"""Table registry: the workspace's ``tables.toml`` — tables, their columns, SQL tools, limits.
+
+Paths are relative to the TOML file. Example::
+
+    [sandbox]
+    max_rows = 10            # LIMIT added when absent, clamped when above
+    timeout_seconds = 5.0    # the query is interrupted after this
+    memory_limit = "256MB"
+
+    [[tools]]
+    name = "search_stores"
+    purpose = "店舗データをSQLクエリで検索します。"
+    tables = ["stores"]
+
+    [[tables]]
+    name = "stores"
+    path = "tables/stores.csv"
+    description = "エリア内の店舗情報"
+    no_rows_message = "検索条件に一致する店舗が見つかりませんでした"
+
+    [[tables.columns]]
+    name = "parking"
+    type = "JSON"            # TEXT, INTEGER, DOUBLE, BOOLEAN, DATE, TIMESTAMP, JSON
+    description = "駐車場情報(JSON形式)"
+    example = '{"available": true, "capacity": 120}'
+
+    [[tables.examples]]
+    question = "駐車場がある店舗"
+    sql = "SELECT store_name, parking FROM stores WHERE parking LIKE '%\\"available\\": true%'"
+
+Tables not named by any tool are reachable only from ``tansaku sql`` and the analytics functions
+(``daily_reports`` stays out of the agent's SQL tools so store scoping cannot be bypassed).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from tansaku.errors import ConfigError
+
+DEFAULT_NO_ROWS_MESSAGE = "検索条件に一致するデータが見つかりませんでした"
+_TABLE_NAME_RE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_COLUMN_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+
+
+class ColumnType(StrEnum):
+    TEXT = "TEXT"
+    INTEGER = "INTEGER"
+    DOUBLE = "DOUBLE"
+    BOOLEAN = "BOOLEAN"
+    DATE = "DATE"
+    TIMESTAMP = "TIMESTAMP"
+    JSON = "JSON"  # stored as text; results parse it back into JSON
+
+    @classmethod
+    def from_str(cls, value: str) -> ColumnType:
+        try:
+            return cls(str(value).strip().upper())
+        except ValueError:
+            valid = ", ".join(m.value for m in cls)
+            raise ConfigError(f"列の型「{value}」は使えません。使える型: {valid}") from None
+
+    @property
+    def duckdb_type(self) -> str:
+        return _DUCKDB_TYPES[self]
+
+
+_DUCKDB_TYPES = {
+    ColumnType.TEXT: "VARCHAR",
+    ColumnType.INTEGER: "BIGINT",
+    ColumnType.DOUBLE: "DOUBLE",
+    ColumnType.BOOLEAN: "BOOLEAN",
+    ColumnType.DATE: "DATE",
+    ColumnType.TIMESTAMP: "TIMESTAMP",
+    ColumnType.JSON: "VARCHAR",
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ColumnSpec:
+    name: str
+    """Column name in the file and in SQL (ASCII identifier)."""
+    type: ColumnType = ColumnType.TEXT
+    description: str = ""
+    """Japanese meaning, shown to the LLM."""
+    example: str = ""
+    """An example value, shown to the LLM."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExampleQuery:
+    question: str
+    """What a user asks (Japanese)."""
+    sql: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class TableSpec:
+    name: str
+    """SQL table name: lowercase ASCII, so it never needs quoting."""
+    path: Path
+    """Absolute path of the CSV or Parquet file."""
+    description: str = ""
+    columns: tuple[ColumnSpec, ...] = ()
+    """Declared columns; empty means every column of the file with detected types."""
+    examples: tuple[ExampleQuery, ...] = ()
+    no_rows_message: str = DEFAULT_NO_ROWS_MESSAGE
+
+    @property
+    def is_parquet(self) -> bool:
+        return self.path.suffix.lower() in (".parquet", ".pq")
+
+    @property
+    def json_columns(self) -> frozenset[str]:
+        return frozenset(c.name for c in self.columns if c.type is ColumnType.JSON)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SqlToolConfig:
+    name: str
+    """Tool name the LLM calls, e.g. ``search_stores``."""
+    purpose: str
+    """First line of the tool description (Japanese)."""
+    tables: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SandboxSettings:
+    max_rows: int = 10
+    timeout_seconds: float = 5.0
+    memory_limit: str = "256MB"
+    threads: int = 2
+    max_cell_chars: int = 4000
+    """Longer text values are cut (a guard for the LLM's context, not a data limit)."""
+    isolation: str = "process"
+    """``process``: queries run in a worker process killed on overrun; ``inline``: in-process."""
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_rows <= 1000:
+            raise ConfigError(f"max_rows は 1〜1000 にしてください(現在: {self.max_rows})")
+        if not 0 < self.timeout_seconds <= 600:
+            raise ConfigError(
+                "timeout_seconds は 0 より大きく 600 以下にしてください"
+                f"(現在: {self.timeout_seconds})"
+            )
+        if not re.fullmatch(r"\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)", self.memory_limit.strip()):
+            raise ConfigError(
+                f"memory_limit「{self.memory_limit}」は '256MB' のように書いてください"
+            )
+        if self.isolation not in ("process", "inline"):
+            raise ConfigError(
+                f"isolation「{self.isolation}」は使えません。使える値: process, inline"
+            )
+        if self.threads < 1 or self.max_cell_chars < 100:
+            raise ConfigError("threads は 1 以上、max_cell_chars は 100 以上にしてください")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TablesConfig:
+    tables: tuple[TableSpec, ...] = ()
+    tools: tuple[SqlToolConfig, ...] = ()
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+
+    def __post_init__(self) -> None:
+        names = [t.name for t in self.tables]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ConfigError(f"テーブル名が重複しています: {', '.join(dup)}")
+        tools = [t.name for t in self.tools]
+        if len(set(tools)) != len(tools):
+            raise ConfigError(f"ツール名が重複しています: {', '.join(tools)}")
+        for tool in self.tools:
+            missing = [n for n in tool.tables if n not in names]
+            if missing:
+                raise ConfigError(
+                    f"ツール「{tool.name}」のテーブル {', '.join(missing)} が登録されていません。"
+                    f"登録済み: {', '.join(names) or '(なし)'}"
+                )
+
+    @property
+    def table_names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.tables)
+
+    def table(self, name: str) -> TableSpec:
+        for t in self.tables:
+            if t.name == name:
+                return t
+        raise ConfigError(
+            f"テーブル「{name}」は登録されていません。"
+            f"登録済み: {', '.join(self.table_names) or '(なし)'}"
+        )
+
+    def tool(self, name: str) -> SqlToolConfig:
+        for t in self.tools:
+            if t.name == name:
+                return t
+        valid = ", ".join(t.name for t in self.tools) or "(なし)"
+        raise ConfigError(f"SQLツール「{name}」はありません。使えるツール: {valid}")
+
+    def merged(self, other: TablesConfig) -> TablesConfig:
+        """``other``'s tables and tools replace same-named ones here; the rest is kept."""
+        names = set(other.table_names)
+        tools = {t.name for t in other.tools}
+        return replace(
+            self,
+            tables=tuple(t for t in self.tables if t.name not in names) + other.tables,
+            tools=tuple(t for t in self.tools if t.name not in tools) + other.tools,
+        )
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+
+def _str(raw: Mapping[str, Any], key: str, where: str, default: str | None = None) -> str:
+    value = raw.get(key, default)
+    if value is None:
+        raise ConfigError(f"{where} に {key} がありません")
+    if not isinstance(value, str):
+        raise ConfigError(f"{where} の {key} は文字列にしてください(現在: {value!r})")
+    return value
+
+
+def _column(raw: Mapping[str, Any], table: str) -> ColumnSpec:
+    name = _str(raw, "name", f"テーブル「{table}」の列")
+    if not _COLUMN_NAME_RE.match(name):
+        raise ConfigError(f"列名「{name}」(テーブル「{table}」)は英数字と _ だけにしてください")
+    return ColumnSpec(
+        name=name,
+        type=ColumnType.from_str(raw.get("type", "TEXT")),
+        description=_str(raw, "description", name, ""),
+        example=str(raw.get("example", "")),
+    )
+
+
+def _table(raw: Mapping[str, Any], base: Path) -> TableSpec:
+    name = _str(raw, "name", "[[tables]]")
+    if not _TABLE_NAME_RE.match(name):
+        raise ConfigError(
+            f"テーブル名「{name}」は使えません。"
+            "小文字の英数字と _ だけ(先頭は英字か _)にしてください"
+        )
+    columns = tuple(_column(c, name) for c in raw.get("columns", []))
+    seen = [c.name.lower() for c in columns]
+    if len(set(seen)) != len(seen):
+        raise ConfigError(f"テーブル「{name}」の列名が重複しています")
+    examples = tuple(
+        ExampleQuery(question=_str(e, "question", name), sql=_str(e, "sql", name))
+        for e in raw.get("examples", [])
+    )
+    path = Path(_str(raw, "path", f"テーブル「{name}」")).expanduser()
+    return TableSpec(
+        name=name,
+        path=(path if path.is_absolute() else base / path).resolve(),
+        description=_str(raw, "description", name, ""),
+        columns=columns,
+        examples=examples,
+        no_rows_message=_str(raw, "no_rows_message", name, DEFAULT_NO_ROWS_MESSAGE),
+    )
+
+
+def parse_tables_config(raw: Mapping[str, Any], base_dir: Path) -> TablesConfig:
+    """Build a config from parsed TOML; relative paths are resolved against ``base_dir``."""
+    sandbox_raw = dict(raw.get("sandbox", {}))
+    known = set(SandboxSettings.__dataclass_fields__)
+    unknown = sorted(set(sandbox_raw) - known)
+    if unknown:
+        raise ConfigError(
+            f"[sandbox] の不明なキー: {', '.join(unknown)}(使えるキー: {', '.join(sorted(known))})"
+        )
+    tools = tuple(
+        SqlToolConfig(
+            name=_str(t, "name", "[[tools]]"),
+            purpose=_str(t, "purpose", "[[tools]]", ""),
+            tables=tuple(t.get("tables", [])),
+        )
+        for t in raw.get("tools", [])
+    )
+    for tool in tools:
+        if not _TABLE_NAME_RE.match(tool.name) or tool.name == "sql":
+            raise ConfigError(
+                f"ツール名「{tool.name}」は使えません。小文字の英数字と _ だけにしてください"
+                "(sql は全テーブル用に予約されています)"
+            )
+    return TablesConfig(
+        tables=tuple(_table(t, base_dir) for t in raw.get("tables", [])),
+        tools=tools,
+        sandbox=SandboxSettings(**sandbox_raw),
+    )
+
+
+def load_tables_config(path: Path) -> TablesConfig:
+    """Read a ``tables.toml``; table paths are relative to the file."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(
+            f"テーブル設定 {path} がありません。`tansaku demo` でサンプルを登録するか、"
+            "tables.toml を作成してください(docs/tables.md)"
+        ) from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path} を読めません: {e}") from None
+    return parse_tables_config(raw, path.parent.resolve())
+
+
+# --- writing -------------------------------------------------------------------------------------
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    text = str(value)
+    if "'" not in text and text.isprintable():
+        return f"'{text}'"  # a TOML literal string: no escapes, easy to read
+    return json.dumps(text, ensure_ascii=False)  # a valid TOML basic string
+
+
+def _rel(path: Path, base: Path) -> str:
+    try:
+        return path.relative_to(base).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def dump_tables_config(config: TablesConfig, base_dir: Path) -> str:
+    """TOML text for ``config``; paths under ``base_dir`` are written relative to it."""
+    lines = ["# tansaku のテーブル設定 (docs/tables.md)", "", "[sandbox]"]
+    for key in SandboxSettings.__dataclass_fields__:
+        lines.append(f"{key} = {_toml_value(getattr(config.sandbox, key))}")
+    for tool in config.tools:
+        lines += [
+            "",
+            "[[tools]]",
+            f"name = {_toml_value(tool.name)}",
+            f"purpose = {_toml_value(tool.purpose)}",
+            f"tables = {_toml_value(tool.tables)}",
+        ]
+    for t in config.tables:
+        lines += [
+            "",
+            "[[tables]]",
+            f"name = {_toml_value(t.name)}",
+            f"path = {_toml_value(_rel(t.path, base_dir.resolve()))}",
+            f"description = {_toml_value(t.description)}",
+            f"no_rows_message = {_toml_value(t.no_rows_message)}",
+        ]
+        for c in t.columns:
+            lines += [
+                "",
+                "[[tables.columns]]",
+                f"name = {_toml_value(c.name)}",
+                f"type = {_toml_value(c.type.value)}",
+                f"description = {_toml_value(c.description)}",
+                f"example = {_toml_value(c.example)}",
+            ]
+        for e in t.examples:
+            lines += [
+                "",
+                "[[tables.examples]]",
+                f"question = {_toml_value(e.question)}",
+                f"sql = {_toml_value(e.sql)}",
+            ]
+    return "\n".join(lines) + "\n"
+
+
+def write_tables_config(config: TablesConfig, path: Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dump_tables_config(config, path.parent), encoding="utf-8")
+    return path

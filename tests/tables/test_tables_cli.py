@@ -1,0 +1,230 @@
+"""The tables CLI through typer's runner, on a tiny app that calls ``register(app)``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from tansaku.cli.tables import register
+from tansaku.tables import (
+    StoreScope,
+    all_tables_tool,
+    compare_periods,
+    get_claim_statistics,
+    get_sales_trend,
+    install_demo_tables,
+    load_tables_config,
+    sql_tool,
+    write_tables_config,
+)
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def app() -> typer.Typer:
+    application = typer.Typer()
+
+    @application.callback()
+    def main() -> None:
+        """テスト用のアプリ。"""
+
+    register(application)
+    return application
+
+
+@pytest.fixture(scope="module")
+def cli_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo workspace with ``isolation = "inline"``: one worker start per command would
+    make this file slow (the worker path is covered by ``test_sql_in_a_worker_process``)."""
+    home = tmp_path_factory.mktemp("cli-home")
+    install_demo_tables(home)
+    config = load_tables_config(home / "tables.toml")
+    write_tables_config(
+        replace(config, sandbox=replace(config.sandbox, isolation="inline")), home / "tables.toml"
+    )
+    return home
+
+
+@pytest.fixture
+def run(app, cli_home: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("TANSAKU_HOME", str(cli_home))
+    runner = CliRunner()
+
+    def invoke(*args: str):
+        return runner.invoke(app, list(args))
+
+    return invoke
+
+
+def test_sql_in_a_worker_process(app, demo_home: Path, db):
+    sql = "SELECT store_id FROM stores ORDER BY store_id LIMIT 2"
+    result = CliRunner().invoke(app, ["sql", sql, "--json", "--home", str(demo_home)])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == all_tables_tool(db)(sql)
+
+
+def test_tables_lists_the_registry(run):
+    result = run("tables", "--json")
+    assert result.exit_code == 0, result.output
+    items = {t["name"]: t for t in json.loads(result.stdout)["tables"]}
+    assert set(items) == {"stores", "events", "daily_reports"}
+    assert items["stores"]["rows"] == 28 and len(items["stores"]["columns"]) == 29
+    assert items["stores"]["tools"] == ["search_stores"] and items["daily_reports"]["tools"] == []
+    human = run("tables")
+    assert human.exit_code == 0 and "search_events" in human.stdout
+
+
+def test_sql_json_is_the_tool_outcome(run, db):
+    sql = "SELECT store_name, parking FROM stores WHERE pets_allowed = 'TRUE' ORDER BY store_id"
+    result = run("sql", sql, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == all_tables_tool(db)(sql)
+    assert "\\u" not in result.stdout  # ensure_ascii=False
+
+
+def test_sql_through_a_named_tool(run, db):
+    sql = "SELECT event_name FROM events ORDER BY event_id LIMIT 2"
+    result = run("sql", sql, "--tool", "search_events", "--json")
+    assert json.loads(result.stdout) == sql_tool(db, "search_events")(sql)
+    refused = run("sql", "SELECT * FROM daily_reports", "--tool", "search_stores", "--json")
+    assert refused.exit_code == 2
+
+
+def test_sql_zero_rows_exit_0(run):
+    result = run("sql", "SELECT * FROM stores WHERE store_name = 'なし'", "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == {
+        "results": [],
+        "count": 0,
+        "message": "検索条件に一致する店舗が見つかりませんでした",
+    }
+    human = run("sql", "SELECT * FROM stores WHERE store_name = 'なし'")
+    assert human.exit_code == 0 and "0件" in human.stdout
+
+
+def test_sql_rejected_exit_2(run):
+    result = run("sql", "SELECT * FROM read_text('/etc/passwd')", "--json")
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["error"].startswith("SQLを実行できません")
+    human = run("sql", "DROP TABLE stores")
+    assert human.exit_code == 2 and "SELECT文以外" in human.stderr
+
+
+def test_sql_execution_error_exit_1(run):
+    result = run("sql", "SELECT nope FROM stores", "--json")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["error"].startswith("SQLの実行中にエラーが発生しました")
+
+
+def test_sql_human_table(run):
+    result = run("sql", "SELECT store_name FROM stores WHERE category = 'cafe' ORDER BY store_id")
+    assert result.exit_code == 0
+    assert "港南珈琲" in result.stdout and "件" in result.stdout
+
+
+def test_stats_claims(run, db):
+    result = run(
+        "stats",
+        "claims",
+        "--from",
+        "2025-12-01",
+        "--to",
+        "2025-12-10",
+        "--store",
+        "新宿店",
+        "--json",
+    )
+    assert result.exit_code == 0, result.output
+    expected = get_claim_statistics(
+        db, "2025-12-01", "2025-12-10", scope=StoreScope.only("新宿店")
+    ).to_dict()
+    assert json.loads(result.stdout) == expected
+    human = run("stats", "claims", "--from", "2025-12-01", "--to", "2025-12-10")
+    assert human.exit_code == 0 and "クレーム率" in human.stdout
+
+
+def test_stats_sales_and_cash(run, db):
+    result = run(
+        "stats", "sales", "--from", "2025-11-01", "--to", "2025-11-30", "--json", "--all-stores"
+    )
+    assert (
+        json.loads(result.stdout)
+        == get_sales_trend(db, "2025-11-01", "2025-11-30", scope=StoreScope.all_stores()).to_dict()
+    )
+    assert run("stats", "sales", "--from", "2025-11-01", "--to", "2025-11-30").exit_code == 0
+    cash = run("stats", "cash", "--to", "2025-12-31", "--days", "92", "--json")
+    assert json.loads(cash.stdout)["period"]["start_date"] == "2025-10-01"
+    human = run("stats", "cash", "--to", "2025-12-31", "--days", "92")
+    assert human.exit_code == 0 and "過剰" in human.stdout
+
+
+def test_stats_compare(run, db):
+    args = [
+        "--current-start",
+        "2025-12-01",
+        "--current-end",
+        "2025-12-10",
+        "--previous-start",
+        "2025-11-01",
+        "--previous-end",
+        "2025-11-10",
+    ]
+    result = run("stats", "compare", "sales", *args, "--json")
+    assert (
+        json.loads(result.stdout)
+        == compare_periods(
+            db,
+            "sales",
+            "2025-12-01",
+            "2025-12-10",
+            "2025-11-01",
+            "2025-11-10",
+            scope=StoreScope.all_stores(),
+        ).to_dict()
+    )
+    human = run("stats", "compare", "claim_count", *args, "--store", "渋谷店")
+    assert human.exit_code == 0 and "傾向" in human.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["stats", "claims", "--from", "2025-13-01"], "YYYY-MM-DD"),
+        (["stats", "sales", "--store", "梅田店", "--to", "2025-12-31"], "梅田店"),
+        (["stats", "cash", "--store", "新宿店", "--all-stores"], "同時に指定できません"),
+        (
+            [
+                "stats",
+                "compare",
+                "profit",
+                "--current-start",
+                "2025-12-01",
+                "--current-end",
+                "2025-12-10",
+                "--previous-start",
+                "2025-11-01",
+                "--previous-end",
+                "2025-11-10",
+            ],
+            "使える指標",
+        ),
+    ],
+)
+def test_stats_bad_arguments_exit_2(run, args, message):
+    result = run(*args)
+    assert result.exit_code == 2
+    assert message in result.stderr
+
+
+def test_no_registry_exit_1(app, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("TANSAKU_HOME", str(tmp_path / "empty"))
+    result = CliRunner().invoke(app, ["sql", "SELECT 1"])
+    assert result.exit_code == 1 and "tansaku demo" in result.stderr
+    with_home = CliRunner().invoke(app, ["tables", "--home", str(tmp_path / "other")])
+    assert with_home.exit_code == 1
