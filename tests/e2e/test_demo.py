@@ -1,0 +1,84 @@
+"""The README's main job: `tansaku demo build` over the bundled examples, idempotent."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+import pytest
+from typer.testing import CliRunner
+
+import tansaku
+from tansaku.cli.main import app
+from tansaku.demo.build import DEMO_COLLECTIONS, SAMPLE_QUERIES, build_demo
+from tansaku.text.dates import TOKYO
+
+pytestmark = [pytest.mark.e2e, pytest.mark.integration]
+
+ZERO_HIT_QUERIES = {
+    "フィールドのカードを手札に戻すカード": {
+        "10000810",
+        "10100310",
+        "10100420",
+        "10300120",
+        "10300810",
+        "10400110",
+    },
+    "相手のリーダーにダメージを与えるカード": {
+        "10100610",
+        "10300620",
+        "10400510",
+        "10500510",
+        "10600110",
+        "10600310",
+        "10600520",
+        "10600610",
+    },
+    "ランダムな相手のフォロワーにダメージを与えるカード": {
+        "10000420",
+        "10100210",
+        "10300220",
+        "10300330",
+        "10500510",
+    },
+}
+
+
+def test_demo_build_is_idempotent_and_answers_its_samples(tmp_path):
+    home = tmp_path / "demo"
+    with tansaku.connect(home) as ts:
+        first = build_demo(ts)
+        assert set(first) == {d.name for d in DEMO_COLLECTIONS}
+        assert all(r.ok and r.inserted > 0 for r in first.values())
+        second = build_demo(ts)
+        for name, report in second.items():
+            assert (report.inserted, report.updated, report.deleted, report.embedded) == (
+                0,
+                0,
+                0,
+                0,
+            ), name
+        for sample in SAMPLE_QUERIES:
+            assert ts.search(sample.query, collection=sample.collection, top_k=3).hits, sample
+        # 「昨日の問題」 of the designs: the 2025-12-10 claims and troubles are in the data.
+        day = tansaku.Filter(date_from=date(2025, 12, 10), date_to=date(2025, 12, 10))
+        res = ts.search("クレーム トラブル 故障", collection="reports", filter=day, top_k=10)
+        texts = " ".join(h.record.text for h in res.hits)
+        assert "クレーム" in texts and "故障" in texts
+        assert {h.record.metadata["date"] for h in res.hits} == {"2025-12-10"}
+
+        # Issue 4: 「昨日の問題」 asked on 2025-12-11, with the real embedder.
+        now = datetime(2025, 12, 11, 10, 0, tzinfo=TOKYO)
+        res = ts.search("昨日の問題", collection="reports", now=now)
+        assert len(res.plan["expanded_queries"]) >= 3
+        assert {h.record.metadata["date"] for h in res.hits} == {"2025-12-10"}
+        top = " ".join(h.record.text for h in res.hits[:4])
+        assert "クレーム" in top and "故障" in top
+        # The three queries that returned nothing in the card design: relevant cards in top 10.
+        for query, relevant in ZERO_HIT_QUERIES.items():
+            docs = [h.doc_id for h in ts.search(query, collection="cards", top_k=10).hits]
+            found = set(docs) & relevant
+            assert len(found) >= 3, (query, docs)
+
+    out = CliRunner().invoke(app, ["demo", "--home", str(home)])
+    assert out.exit_code == 0, out.output
+    assert "冷蔵庫の故障" in out.stdout
