@@ -1,0 +1,362 @@
+"""A local fake rerank server: real HTTP on 127.0.0.1, three protocols, misbehaviour on demand.
+
+It ships with the library (like pydantic-ai's ``TestModel``) so that any code using
+:mod:`tansaku.search.rerank` can be tested without a model or a network::
+
+    with FakeRerankServer(api_key="k") as srv:
+        reranker = HttpReranker(srv.url, protocol="tei", api_key="k")
+        reranker.rerank("料理の温度", ["料理が冷めていた", "駐車場の案内"])
+        assert srv.requests[-1].body["texts"] == ["料理が冷めていた", "駐車場の案内"]
+
+Endpoints: ``POST /v2/rerank`` (Cohere v2), ``POST /rerank`` (Hugging Face TEI) and
+``POST /v1/rerank`` (the Jina/Cohere-style API of Infinity and vLLM); ``GET /health``. Request
+bodies are validated the way those servers do (Cohere: 400 ``{"message"}``; TEI: 422
+``{"error", "error_type"}``; Infinity/vLLM: 422 ``{"detail": [...]}``), the ``Authorization:
+Bearer`` header is checked when ``api_key`` is set (401), documents are scored by ``scorer`` and
+``top_n`` is honoured. Misbehaviour knobs are plain attributes, read on every request, so a test
+may change them while the server runs: ``delay_s``, ``status`` (answer every request with that
+HTTP error, e.g. 500 or 429), ``malformed`` (``True``/``"json"``: invalid JSON; ``"shape"``: valid
+JSON of the wrong shape), ``bad_index`` (an index past the end) and ``duplicate_index``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import unicodedata
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Scorer = Callable[[str, str], float]
+
+PROTOCOL_PATHS = {"/v2/rerank": "cohere", "/rerank": "tei", "/v1/rerank": "openai"}
+
+
+def _bigrams(text: str) -> set[str]:
+    t = "".join(unicodedata.normalize("NFKC", text).lower().split())
+    if len(t) < 2:
+        return {t} if t else set()
+    return {t[i : i + 2] for i in range(len(t) - 1)}
+
+
+def bigram_overlap(query: str, document: str) -> float:
+    """Share of the query's character bigrams found in the document (NFKC, lowercased, no
+    whitespace): deterministic, in [0, 1], and meaningful for Japanese without a tokenizer."""
+    q = _bigrams(query)
+    return len(q & _bigrams(document)) / len(q) if q else 0.0
+
+
+@dataclass(frozen=True)
+class FakeRequest:
+    """One request the fake server received, recorded before any check."""
+
+    method: str
+    path: str
+    protocol: str
+    """``"cohere"``, ``"tei"``, ``"openai"``, or ``""`` for other paths."""
+    headers: Mapping[str, str]
+    body: Any
+    """The parsed JSON body, or ``None`` when it was not JSON."""
+
+
+class _Reject(Exception):
+    def __init__(self, status: int, message: str, field: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.field = field
+
+
+def _error_body(protocol: str, status: int, message: str, field: str = "") -> dict[str, Any]:
+    if protocol == "tei":
+        kind = {401: "Unauthorized", 413: "Overloaded", 429: "Overloaded"}.get(status, "Validation")
+        return {"error": message, "error_type": kind if status < 500 else "Backend"}
+    if protocol == "openai" and status == 422:
+        return {"detail": [{"type": "value_error", "loc": ["body", field], "msg": message}]}
+    if protocol == "openai":
+        return {"detail": message}
+    return {"message": message}
+
+
+def _require_str(body: Mapping[str, Any], field: str, status: int) -> str:
+    if field not in body:
+        raise _Reject(status, f"{field}: field required", field)
+    if not isinstance(body[field], str):
+        raise _Reject(status, f"{field}: must be a string", field)
+    return body[field]
+
+
+def _require_strings(body: Mapping[str, Any], field: str, status: int) -> list[str]:
+    if field not in body:
+        raise _Reject(status, f"{field}: field required", field)
+    value = body[field]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _Reject(status, f"{field}: must be a list of strings", field)
+    return value
+
+
+def _optional_int(body: Mapping[str, Any], field: str, minimum: int, status: int) -> int | None:
+    value = body.get(field)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise _Reject(status, f"{field}: must be an integer >= {minimum}", field)
+    return value
+
+
+def _parse(protocol: str, body: Any) -> tuple[str, list[str], int | None]:
+    """(query, documents, top_n) as the real server would accept them, or :class:`_Reject`."""
+    status = 400 if protocol == "cohere" else 422
+    if not isinstance(body, dict):
+        raise _Reject(status, "request body must be a JSON object")
+    if protocol == "cohere":
+        _require_str(body, "model", status)
+        query = _require_str(body, "query", status)
+        docs = _require_strings(body, "documents", status)
+        return query, docs, _optional_int(body, "top_n", 1, status)
+    if protocol == "tei":
+        query = _require_str(body, "query", status)
+        docs = _require_strings(body, "texts", status)
+        if not docs:
+            raise _Reject(status, "`texts` cannot be empty", "texts")
+        for flag in ("raw_scores", "truncate", "return_text"):
+            if flag in body and not isinstance(body[flag], bool):
+                raise _Reject(status, f"{flag}: must be a boolean", flag)
+        return query, docs, None
+    if "model" in body and not isinstance(body["model"], str):
+        raise _Reject(status, "model: must be a string", "model")
+    query = _require_str(body, "query", status)
+    docs = _require_strings(body, "documents", status)
+    top_n = _optional_int(body, "top_n", 0, status)  # vLLM: 0 means all
+    return query, docs, top_n or None
+
+
+class FakeRerankServer:
+    """A rerank server on 127.0.0.1 (ephemeral port) in a background thread.
+
+    Use it as a context manager, or call :meth:`start` and :meth:`close`.
+    """
+
+    def __init__(
+        self,
+        *,
+        scorer: Scorer = bigram_overlap,
+        api_key: str | None = None,
+        model: str = "fake-reranker",
+        delay_s: float = 0.0,
+        status: int | None = None,
+        malformed: bool | str = False,
+        bad_index: bool = False,
+        duplicate_index: bool = False,
+    ) -> None:
+        if malformed not in (False, True, "json", "shape"):
+            raise ValueError(f'malformed must be False, True, "json" or "shape", not {malformed!r}')
+        self.scorer = scorer
+        self.api_key = api_key
+        self.model = model
+        self.delay_s = delay_s
+        self.status = status
+        self.malformed = malformed
+        self.bad_index = bad_index
+        self.duplicate_index = duplicate_index
+        self._requests: list[FakeRequest] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> FakeRerankServer:
+        if self._httpd is None:
+            self._stop.clear()
+            self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
+            self._httpd.fake = self
+            self._thread = threading.Thread(
+                target=self._httpd.serve_forever,
+                kwargs={"poll_interval": 0.01},
+                name="fake-rerank-server",
+                daemon=True,
+            )
+            self._thread.start()
+        return self
+
+    def close(self) -> None:
+        if self._httpd is None:
+            return
+        self._stop.set()  # wakes handlers sleeping in delay_s
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join()
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self) -> FakeRerankServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT`` (no trailing slash)."""
+        if self._httpd is None:
+            raise RuntimeError("FakeRerankServer is not running: use `with` or call start()")
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    @property
+    def requests(self) -> list[FakeRequest]:
+        """Every request received so far, oldest first (a copy)."""
+        with self._lock:
+            return list(self._requests)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._requests.clear()
+
+    # -- handling -------------------------------------------------------------------------------
+
+    def _respond(
+        self, method: str, path: str, headers: Mapping[str, str], raw: bytes
+    ) -> tuple[int, bytes, dict[str, str]]:
+        protocol = PROTOCOL_PATHS.get(path, "")
+        try:
+            body: Any = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            body = None
+        with self._lock:
+            self._requests.append(FakeRequest(method, path, protocol, dict(headers), body))
+        if not protocol:
+            return _json(404, {"detail": "Not Found"})
+        if self.delay_s > 0:
+            self._stop.wait(self.delay_s)
+        auth = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
+        if self.api_key is not None and auth != f"Bearer {self.api_key}":
+            return _json(401, _error_body(protocol, 401, "invalid api token"))
+        if self.status is not None and self.status >= 400:
+            extra = {"Retry-After": "1"} if self.status == 429 else {}
+            message = "too many requests" if self.status == 429 else "fake server error"
+            return _json(self.status, _error_body(protocol, self.status, message), extra)
+        if body is None:
+            status = 400 if protocol in ("cohere", "tei") else 422
+            return _json(status, _error_body(protocol, status, "body is not valid JSON", "body"))
+        try:
+            query, docs, top_n = _parse(protocol, body)
+            ranked = sorted(
+                ((i, float(self.scorer(query, d))) for i, d in enumerate(docs)),
+                key=lambda pair: -pair[1],
+            )
+        except _Reject as bad:
+            return _json(bad.status, _error_body(protocol, bad.status, bad.message, bad.field))
+        except Exception as err:  # a failing scorer is the server's fault
+            return _json(500, _error_body(protocol, 500, f"scorer failed: {err!r}"))
+        ranked = self._misbehave(ranked[:top_n], len(docs))
+        if self.malformed in (True, "json"):
+            return (
+                200,
+                b'{"results": [{"index": 0, "relevance',
+                {"Content-Type": "application/json"},
+            )
+        return _json(200, self._payload(protocol, body, docs, ranked, self.malformed == "shape"))
+
+    def _misbehave(self, ranked: list[tuple[int, float]], n_docs: int) -> list[tuple[int, float]]:
+        if self.bad_index and ranked:
+            ranked = [(n_docs + 3, ranked[0][1]), *ranked[1:]]
+        if self.duplicate_index and ranked:
+            dup = (ranked[0][0], ranked[1][1] if len(ranked) > 1 else ranked[0][1])
+            ranked = [ranked[0], dup, *ranked[2:]]
+        return ranked
+
+    def _payload(
+        self,
+        protocol: str,
+        body: Mapping[str, Any],
+        docs: list[str],
+        ranked: list[tuple[int, float]],
+        wrong_shape: bool,
+    ) -> Any:
+        with self._lock:
+            n = len(self._requests)
+        if protocol == "tei":
+            items: list[dict[str, Any]] = [{"index": i, "score": s} for i, s in ranked]
+            if body.get("return_text"):
+                for item in items:
+                    item["text"] = docs[item["index"]] if item["index"] < len(docs) else ""
+            return {"scores": items} if wrong_shape else items
+        if protocol == "cohere":
+            items = [{"index": i, "relevance_score": s} for i, s in ranked]
+            return {
+                "id": f"fake-{n}",
+                "results": {"first": items[:1]} if wrong_shape else items,
+                "meta": {"api_version": {"version": "2"}, "billed_units": {"search_units": 1}},
+            }
+        items = [
+            {
+                "index": i,
+                "relevance_score": s,
+                "document": {"text": docs[i] if i < len(docs) else ""},
+            }
+            for i, s in ranked
+        ]
+        return {
+            "id": f"rerank-fake-{n}",
+            "object": "rerank",
+            "model": body.get("model") or self.model,
+            "usage": {"total_tokens": sum(len(d) for d in docs) + len(str(body.get("query", "")))},
+            "results": {"first": items[:1]} if wrong_shape else items,
+        }
+
+
+def _json(
+    status: int, payload: Any, headers: Mapping[str, str] | None = None
+) -> tuple[int, bytes, dict[str, str]]:
+    data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    return status, data, {"Content-Type": "application/json", **(headers or {})}
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    fake: FakeRerankServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that gave up (timeout) is expected; nothing to report
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _HTTPServer
+    server_version = "FakeRerank/1.0"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _path(self) -> str:
+        return self.path.split("?", 1)[0].rstrip("/") or "/"
+
+    def _write(self, status: int, data: bytes, headers: Mapping[str, str]) -> None:
+        try:
+            self.send_response(status)
+            for key, value in headers.items():
+                self.send_header(key, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:
+            pass  # the client timed out and closed the connection
+
+    def do_GET(self) -> None:
+        path = self._path()
+        if path == "/health":
+            self._write(*_json(200, {"status": "ok"}))
+        elif path in PROTOCOL_PATHS:
+            self._write(*_json(405, {"detail": "Method Not Allowed"}))
+        else:
+            self._write(*_json(404, {"detail": "Not Found"}))
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length > 0 else b""
+        headers = {k: v for k, v in self.headers.items()}
+        self._write(*self.server.fake._respond("POST", self._path(), headers, raw))
