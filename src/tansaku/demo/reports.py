@@ -23,6 +23,8 @@ from dataclasses import asdict, dataclass, fields
 from datetime import date, timedelta
 from pathlib import Path
 
+from tansaku.demo import report_phrases as phr
+
 DEFAULT_SEED = 20251001
 DEFAULT_START = date(2025, 10, 1)
 DEFAULT_END = date(2025, 12, 31)
@@ -100,152 +102,6 @@ class ReportSet:
 
 # --- wording pools -------------------------------------------------------------------------------
 
-_FLOW = ((1.05, "好調"), (0.97, "まずまず"), (0.9, "やや低調"), (0.0, "低調"))
-_SITUATION = (
-    "本日は{weather}で客足は{flow}、売上は{sales:,}円、来客数は{customers}名でした。",
-    "{weather}の中、{peak}に混雑し、売上{sales:,}円・来客{customers}名で締めました。",
-    "天気は{weather}、売上は{sales:,}円、客数{customers}名と{flow}な一日でした。",
-    "本日の売上は{sales:,}円、来客数は{customers}名、天候は{weather}で客足は{flow}でした。",
-)
-_PEAKS = ("ランチ帯", "ディナー帯", "夕方以降", "12時台", "19時台")
-_GOOD = (
-    "季節限定メニューの注文が多く、お客様からも好評でした。",
-    "ランチの回転が良く、待ち時間を短く抑えられました。",
-    "常連のお客様からスタッフの対応を褒めていただきました。",
-    "仕込みを前倒しで進めたため、ピーク時も提供がスムーズでした。",
-    "新人スタッフが積極的に声かけをしてくれ、ホールの雰囲気が良かったです。",
-    "テイクアウトの注文が増えてきています。",
-    "団体予約のお客様に満足いただき、次回の予約もいただきました。",
-    "デザートのおすすめ声かけで客単価が上がりました。",
-)
-_ITEMS = ("生クリーム", "レタス", "鶏もも肉", "バゲット", "白ワイン", "卵", "トマト", "牛乳")
-_EQUIPMENT = ("食器洗浄機", "製氷機", "フライヤー", "エアコン", "レジ", "冷凍庫", "オーブン")
-_TROUBLE = (
-    "{equipment}が{fault}を起こし、一時的に手作業で対応しました。",
-    "{equipment}の{fault}で営業中に対応が必要になりました。業者に連絡済みです。",
-    "{item}が欠品となり、一部メニューの提供を停止しました。",
-    "業者の配達が遅延し、{item}の入荷が昼過ぎになりました。",
-    "スタッフ{n}名が急に欠勤し、人手不足の中での営業となりました。",
-    "人手が足りず、ディナー帯の提供が遅れ気味でした。",
-    "ホールでグラスを割る事故がありました。けが人はいません。",
-    "厨房で軽いやけどの事故があり、応急処置をしました。",
-)
-_FAULT = ("故障", "不具合", "トラブル", "動作不良")
-_CLAIM_NOTE = (
-    "{slot}にお客様から{word}が1件ありました(詳細は下記)。",
-    "{slot}に{word}を1件いただき、その場で対応しました。",
-    "残念ながら{word}が1件発生しました。",
-)
-_CLAIMS = (
-    "料理の提供が遅いとの{word}をいただいた。ピーク時にオーダーが集中していた。",
-    "注文と違う料理が提供されたとの{word}があった。",
-    "スタッフの言葉遣いについて{word}をいただいた。",
-    "料理に髪の毛が入っていたとの{word}。厨房の帽子着用を再徹底する。",
-    "会計金額が間違っていたとの{word}。差額は返金した。",
-    "店内が寒いとの{word}があり、空調の設定を見直した。",
-    "予約が入っていなかったとの{word}を受けた。予約台帳の確認漏れが原因。",
-    "スープがぬるいとの{word}があった。",
-    "トイレの清掃が行き届いていないとの{word}をいただいた。",
-    "隣の席が騒がしいとの{word}があり、お席を移っていただいた。",
-)
-_CLAIM_REPLY = (
-    "店長から謝罪し、ドリンクをサービスした。",
-    "その場で謝罪し、ご納得いただけた。",
-    "お詫びとして次回使えるクーポンをお渡しした。",
-    "すぐに作り直して提供し、お詫びした。",
-    "",
-)
-_CASH_NOTE = (
-    "レジ締めで{amount:,}円の{kind}が発生しました。原因を確認中です。",
-    "現金過不足が{amount:,}円({kind})ありました。",
-)
-_HANDOVER = (
-    "明日は{item}の発注を忘れずにお願いします。",
-    "明日の予約は{n}件、うち団体予約が1件あります。",
-    "{equipment}の点検業者が明日午前に来店予定です。",
-    "引き続き提供時間の短縮を意識してください。",
-    "明日は開店前に棚卸しがあります。",
-    "週末に向けて仕込み量を増やしておいてください。",
-)
-
-# fmt: off
-_POSTS: dict[str, tuple[tuple[str, str], ...]] = {  # category -> (title, body)
-    "連絡": (
-        ("シフト提出のお願い", "来月のシフト希望を今週中に提出してください。"),
-        ("衛生点検の実施について",
-         "来週、本部による衛生点検を実施します。冷蔵庫内の整理をお願いします。"),
-        ("新メニュー導入のお知らせ",
-         "来月から季節の新メニューを導入します。レシピを共有フォルダに置きました。"),
-        ("年末年始の営業時間について",
-         "12月31日は18時閉店、1月1日は休業です。各店で告知をお願いします。"),
-        ("忘年会シーズンの予約対応",
-         "団体予約が増える時期です。コース内容と人数の確認を徹底してください。"),
-        ("ハロウィン装飾について",
-         "10月中はハロウィン装飾をお願いします。備品は本部から送ります。"),
-    ),
-    "共有": (
-        ("ランチの回転率を上げた工夫",
-         "配膳動線を見直したところ、ランチの待ち時間が5分ほど短くなりました。"),
-        ("お客様から褒められた接客",
-         "常連様から丁寧な対応をお褒めいただきました。良い事例として共有します。"),
-        ("口コミサイトの評価", "口コミで料理の量についての好意的な声が増えています。"),
-        ("季節メニューの売れ行き",
-         "季節限定メニューの出数が好調です。仕込み量の参考にしてください。"),
-    ),
-    "トラブル報告": (
-        ("食器洗浄機の故障について",
-         "食器洗浄機が故障し、半日手洗いで対応しました。修理は明日の予定です。"),
-        ("配達遅延による欠品", "業者の配達遅延で食材が欠品し、一部メニューを止めました。"),
-        ("レジの不具合について",
-         "レジの不具合でカード決済が一時使えませんでした。再起動で復旧しています。"),
-        ("製氷機のトラブル",
-         "製氷機の動作不良で氷が不足しました。予備の氷を購入して対応しました。"),
-        ("お客様からのクレーム対応",
-         "提供遅れについてクレームがありました。対応の流れを共有します。"),
-    ),
-    "改善提案": (
-        ("仕込み手順の見直し",
-         "前日に下処理をまとめて行うと、朝の作業が30分短縮できそうです。"),
-        ("ピーク時の人員配置", "19時台はホールを1名増やすと提供遅れが減ると思います。"),
-        ("予約台帳のデジタル化",
-         "予約の確認漏れを防ぐため、タブレットでの管理を提案します。"),
-        ("クレーム事例の共有会",
-         "月に一度、各店のクレーム・苦情の事例を共有する場を設けたいです。"),
-    ),
-}
-# fmt: on
-_POST_MONTHS = {  # seasonal posts appear only in these months
-    "年末年始の営業時間について": (12,),
-    "忘年会シーズンの予約対応": (11, 12),
-    "ハロウィン装飾について": (10,),
-}
-_CATEGORY_WEIGHTS = (("連絡", 3), ("共有", 3), ("トラブル報告", 2), ("改善提案", 2))
-_COMMENTS = {  # from a colleague in another store, by the post's category
-    "連絡": ("了解しました。", "承知しました。店内で共有します。", "確認しました。"),
-    "共有": (
-        "とても参考になります。さっそく試してみます。",
-        "共有ありがとうございます。",
-        "当店でも同じやり方を取り入れてみます。",
-    ),
-    "トラブル報告": (
-        "共有ありがとうございます。当店でも確認します。",
-        "同じ件が当店でもありました。業者の連絡先を共有します。",
-        "大変でしたね。必要なら備品をお貸しします。",
-    ),
-    "改善提案": (
-        "良い案だと思います。賛成です。",
-        "当店でも試してみたいです。",
-        "ピーク時の負担が減りそうですね。",
-    ),
-}
-_HQ_COMMENTS = (  # from head office (本部)
-    "対応お疲れさまでした。再発防止策もお願いします。",
-    "本部でも把握しました。必要なら応援を手配します。",
-    "全店に共有します。ありがとうございます。",
-)
-
-# --- scripted facts ------------------------------------------------------------------------------
-
 
 @dataclass(frozen=True)
 class _Script:
@@ -312,11 +168,11 @@ def _season(day: date) -> float:
 
 def _fill(rng: random.Random, template: str, **known: object) -> str:
     values: dict[str, object] = {
-        "item": _pick(rng, _ITEMS),
-        "equipment": _pick(rng, _EQUIPMENT),
-        "fault": _pick(rng, _FAULT),
+        "item": _pick(rng, phr.ITEMS),
+        "equipment": _pick(rng, phr.EQUIPMENT),
+        "fault": _pick(rng, phr.FAULT),
         "n": rng.randint(1, 4),
-        "peak": _pick(rng, _PEAKS),
+        "peak": _pick(rng, phr.PEAKS),
         "slot": _pick(rng, ("ランチ帯", "ディナー帯", "夕方", "開店直後")),
         "word": _pick(rng, CLAIM_WORDS),
     }
@@ -332,18 +188,18 @@ def _report(rng: random.Random, day: date, store_id: int, store: str) -> DailyRe
     sales = int(expected * w_factor * rng.gauss(1.0, 0.06))
     customers = max(1, round(sales / (_AVG_SPEND[store_id] * rng.gauss(1.0, 0.05))))
     ratio = sales / expected
-    flow = next(label for threshold, label in _FLOW if ratio >= threshold)
+    flow = next(label for threshold, label in phr.FLOW if ratio >= threshold)
     author = script.author if script else _pick(rng, AUTHORS[store])
 
     claim = rng.random() < _CLAIM_RATE
     claim_content = ""
     if claim:
-        reply = _pick(rng, _CLAIM_REPLY)
-        claim_content = _fill(rng, _pick(rng, _CLAIMS)) + reply
+        reply = _pick(rng, phr.CLAIM_REPLY)
+        claim_content = _fill(rng, _pick(rng, phr.CLAIMS)) + reply
     cash = 0
     if rng.random() < _CASH_RATE:
         cash = rng.choice((-1, -1, 1)) * rng.choice((100, 200, 500, 1000, 1500, 3000, 5000))
-    trouble = _fill(rng, _pick(rng, _TROUBLE)) if rng.random() < 0.3 else ""
+    trouble = _fill(rng, _pick(rng, phr.TROUBLE)) if rng.random() < 0.3 else ""
     if script:
         trouble = script.trouble or trouble
         claim = bool(script.claim_content)
@@ -351,16 +207,16 @@ def _report(rng: random.Random, day: date, store_id: int, store: str) -> DailyRe
 
     # 本日の状況, 良かった点, 問題点 (trouble, claim, cash), 明日への申し送り: 2-5 sentences.
     situation = _fill(
-        rng, _pick(rng, _SITUATION), weather=weather, flow=flow, sales=sales, customers=customers
+        rng, _pick(rng, phr.SITUATION), weather=weather, flow=flow, sales=sales, customers=customers
     )
-    good = [_pick(rng, _GOOD)] if rng.random() < 0.55 else []
+    good = [_pick(rng, phr.GOOD)] if rng.random() < 0.55 else []
     problems = [trouble] if trouble else []
     if claim:
-        problems.append(_fill(rng, _pick(rng, _CLAIM_NOTE)))
+        problems.append(_fill(rng, _pick(rng, phr.CLAIM_NOTE)))
     if cash:
         kind = "過剰" if cash > 0 else "不足"
-        problems.append(_fill(rng, _pick(rng, _CASH_NOTE), amount=abs(cash), kind=kind))
-    handover = _fill(rng, _pick(rng, _HANDOVER))
+        problems.append(_fill(rng, _pick(rng, phr.CASH_NOTE), amount=abs(cash), kind=kind))
+    handover = _fill(rng, _pick(rng, phr.HANDOVER))
     wants_handover = rng.random() < 0.6 or not (good or problems)
     if len(good) + len(problems) + wants_handover > 4:
         good = []
@@ -387,10 +243,10 @@ def _comments(rng: random.Random, post: BbsPost, end: date, start_no: int) -> li
     out: list[BbsComment] = []
     for i, offset in enumerate(offsets):
         if rng.random() < 0.3:
-            store, author, body = "本部", _pick(rng, HEAD_OFFICE), _pick(rng, _HQ_COMMENTS)
+            store, author, body = "本部", _pick(rng, HEAD_OFFICE), _pick(rng, phr.HQ_COMMENTS)
         else:
             store = _pick(rng, tuple(s for _, s in STORES if s != post.store))
-            author, body = _pick(rng, AUTHORS[store]), _pick(rng, _COMMENTS[post.category])
+            author, body = _pick(rng, AUTHORS[store]), _pick(rng, phr.COMMENTS[post.category])
         day = min(date.fromisoformat(post.date) + timedelta(days=offset), end)
         out.append(
             BbsComment(
@@ -407,11 +263,10 @@ def _posts(rng: random.Random, start: date, end: date) -> tuple[list[BbsPost], l
         days = [week + timedelta(days=i) for i in range(7) if week + timedelta(days=i) <= end]
         for day in sorted(rng.sample(days, min(len(days), rng.randint(2, 4)))):
             category = rng.choices(
-                [c for c, _ in _CATEGORY_WEIGHTS], weights=[w for _, w in _CATEGORY_WEIGHTS]
+                [c for c, _ in phr.CATEGORY_WEIGHTS], weights=[w for _, w in phr.CATEGORY_WEIGHTS]
             )[0]
-            pool = [
-                p for p in _POSTS[category] if day.month in _POST_MONTHS.get(p[0], (day.month,))
-            ]
+            months = phr.POST_MONTHS
+            pool = [p for p in phr.POSTS[category] if day.month in months.get(p[0], (day.month,))]
             title, body = pool[rng.randrange(len(pool))]
             store = _pick(rng, tuple(s for _, s in STORES))
             planned.append((day, store, _pick(rng, AUTHORS[store]), category, title, body))
