@@ -172,7 +172,7 @@ def search(
         bool(cfg.rerank.get("enabled", False)) if request.rerank is None else request.rerank
     )
     if use_rerank and hits:
-        hits, rerank_plan = _rerank(services, cfg.rerank, request.query, hits)
+        hits, rerank_plan = _rerank(services, cfg.rerank, searched, hits)
         timings["rerank"] = rerank_plan.get("elapsed_ms", 0.0)
     hits = hits[: stage_plan["top_k"]]
     timings["total"] = (time.perf_counter() - t_start) * 1000
