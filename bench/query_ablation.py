@@ -23,17 +23,23 @@ import tansaku
 METRICS = ["ndcg@10", "precision@10", "recall@10", "mrr@10"]
 VARIANTS: dict[str, dict[str, bool]] = {
     "none (no synonyms, no expansion, no retry)": {
-        "synonyms": False, "expand": False, "retry": False},
+        "synonyms": False,
+        "expand": False,
+        "retry": False,
+    },
     "+ synonyms": {"synonyms": True, "expand": False, "retry": False},
     "+ expansion (always)": {"synonyms": False, "expand": True, "retry": False},
     "+ retry": {"synonyms": False, "expand": False, "retry": True},
     "default (collection config)": {},
     "all on (synonyms + expansion always + retry)": {
-        "synonyms": True, "expand": True, "retry": True},
+        "synonyms": True,
+        "expand": True,
+        "retry": True,
+    },
 }
 
 
-def run_set(ts, collection, queries, qrels, top_k=10):  # noqa: ANN001, ANN201
+def run_set(ts, collection, queries, qrels, top_k=10):
     rows = []
     for name, opts in VARIANTS.items():
         run, zero = {}, 0
@@ -44,17 +50,28 @@ def run_set(ts, collection, queries, qrels, top_k=10):  # noqa: ANN001, ANN201
                 zero += 1
                 run[qid] = {"__none__": 0.0}
         scores = evaluate(Qrels(qrels), Run(run), METRICS)
-        rows.append({"variant": name, **{m: float(scores[m]) for m in METRICS},
-                     "zero_hit_rate": zero / len(queries)})
+        rows.append(
+            {
+                "variant": name,
+                **{m: float(scores[m]) for m in METRICS},
+                "zero_hit_rate": zero / len(queries),
+            }
+        )
     return rows
 
 
 def table(title: str, rows: list[dict]) -> str:
-    out = [f"### {title}", "", "| variant | nDCG@10 | P@10 | R@10 | MRR@10 | zero-hit |",
-           "|---|---|---|---|---|---|"]
+    out = [
+        f"### {title}",
+        "",
+        "| variant | nDCG@10 | P@10 | R@10 | MRR@10 | zero-hit |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        out.append(f"| {r['variant']} | {r['ndcg@10']:.4f} | {r['precision@10']:.4f} | "
-                   f"{r['recall@10']:.4f} | {r['mrr@10']:.4f} | {r['zero_hit_rate']:.3f} |")
+        out.append(
+            f"| {r['variant']} | {r['ndcg@10']:.4f} | {r['precision@10']:.4f} | "
+            f"{r['recall@10']:.4f} | {r['mrr@10']:.4f} | {r['zero_hit_rate']:.3f} |"
+        )
     return "\n".join(out)
 
 
@@ -69,11 +86,16 @@ def main() -> int:
 
     judgements = yaml.safe_load(args.cards.read_text(encoding="utf-8"))
     queries = {f"q{i}": q["query"] for i, q in enumerate(judgements["queries"])}
-    qrels = {f"q{i}": {str(d): 1 for d in q["relevant"]}
-             for i, q in enumerate(judgements["queries"])}
+    qrels = {
+        f"q{i}": {str(d): 1 for d in q["relevant"]} for i, q in enumerate(judgements["queries"])
+    }
     with tansaku.connect(args.cards_home) as ts:
-        print(table(f"cards ({len(queries)} queries, {args.cards})",
-                    run_set(ts, "cards", queries, qrels)))
+        print(
+            table(
+                f"cards ({len(queries)} queries, {args.cards})",
+                run_set(ts, "cards", queries, qrels),
+            )
+        )
     if args.skip_jsquad:
         return 0
     jq = {}
