@@ -47,7 +47,8 @@ class SynonymExpansion:
 @dataclass(frozen=True)
 class Synonyms:
     groups: tuple[tuple[str, ...], ...] = ()
-    _index: dict[tuple[str, ...], list[tuple[str, int]]] = field(
+    # analyzer id -> (member terms -> [(member, group index)]), built on first use
+    _index: dict[int, dict[tuple[str, ...], list[tuple[str, int]]]] = field(
         default_factory=dict, compare=False, repr=False
     )
 
@@ -55,18 +56,16 @@ class Synonyms:
         return bool(self.groups)
 
     def _member_terms(self, analyzer: Analyzer) -> dict[tuple[str, ...], list[tuple[str, int]]]:
-        key = (id(analyzer),)
-        cache = self._index.get(key)
-        if cache is None:
-            index: dict[tuple[str, ...], list[tuple[str, int]]] = {}
+        cached = self._index.get(id(analyzer))
+        if cached is None:
+            cached = {}
             for gi, group in enumerate(self.groups):
                 for word in group:
                     terms = tuple(analyzer.terms(word))
                     if terms:
-                        index.setdefault(terms, []).append((word, gi))
-            self._index[key] = index  # type: ignore[index]
-            cache = index
-        return cache  # type: ignore[return-value]
+                        cached.setdefault(terms, []).append((word, gi))
+            self._index[id(analyzer)] = cached
+        return cached
 
     def expand(self, query: str, analyzer: Analyzer) -> SynonymExpansion:
         """Find the groups whose members occur in ``query`` (as whole analyzer terms)."""
