@@ -7,7 +7,7 @@ export PYTHONUTF8 := 1
 
 .DEFAULT_GOAL := help
 
-.PHONY: help install test test-unit lint fmt typecheck bench demo run clean
+.PHONY: help install test test-unit lint fmt typecheck bench bench-cards bench-peers bench-scale bench-analysis demo run clean
 
 help: ## show this help
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-11s %s\n", $$1, $$2}'
@@ -37,8 +37,25 @@ fmt: $(STAMP) ## format and auto-fix
 typecheck: $(STAMP) ## mypy on the package
 	$(BIN)/mypy
 
-bench: $(STAMP) ## quality + speed on ../shared/data/jsquad-ir (writes docs/benchmarks.md figures)
-	$(BIN)/python bench/jsquad.py --data ../shared/data/jsquad-ir
+bench: $(STAMP) ## tansaku eval on jsquad-ir (default, legs, fusion variants) and on the cards
+	$(BIN)/python bench/jsquad.py
+	$(BIN)/python bench/jsquad.py examples/eval/cards.yaml --home .tansaku-bench
+
+bench-cards: $(STAMP) ## tansaku eval on the bundled card judgements only
+	$(BIN)/python bench/jsquad.py examples/eval/cards.yaml --home .tansaku-bench
+
+bench-peers: $(STAMP) ## jsquad-ir: tansaku beside whitespace/bigram BM25, e5, qdrant-client local
+	$(BIN)/python -m pip install -q -e ".[bench]"
+	$(BIN)/python bench/peers.py
+
+bench-scale: $(STAMP) ## latency, ingest, RSS and disk at 10k and 100k chunks (~20 min)
+	$(BIN)/python bench/scale.py --sizes 10000 100000
+	$(BIN)/python bench/scale.py --ingest-overhead
+
+bench-analysis: $(STAMP) ## jsquad-ir error analysis, engine sweep and the merged-passage variant
+	$(BIN)/python bench/jsquad_analysis.py analyze
+	$(BIN)/python bench/jsquad_analysis.py sweep
+	$(BIN)/python bench/jsquad_analysis.py merged
 
 demo: $(STAMP) ## build the demo workspace from examples/ and run sample searches
 	$(BIN)/tansaku demo
