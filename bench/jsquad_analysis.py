@@ -3,6 +3,7 @@
     python bench/jsquad_analysis.py analyze      # misses by cause and by question type
     python bench/jsquad_analysis.py sweep        # fusion weights, depth, k, BM25 k1/b, title field
     python bench/jsquad_analysis.py merged       # adjacent passages merged to ~400 characters
+    python bench/jsquad_analysis.py check        # candidate changes vs default, paired tests
 
 Everything runs through the library (``run_eval`` on scratch collections of ``.tansaku-bench``),
 so the embedding cache is shared: only texts never seen before are embedded (the merged variant
@@ -419,9 +420,80 @@ def embed_rate(ts: tansaku.Tansaku, target: int, sample: int = 60) -> None:
         )
 
 
+def paired_p(a: Sequence[float], b: Sequence[float], n: int = 10_000, seed: int = 0) -> float:
+    """Two-sided paired randomization test (sign flips of per-query differences)."""
+    import numpy as np
+
+    d = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
+    obs = abs(d.mean())
+    rng = np.random.default_rng(seed)
+    signs = rng.choice([-1.0, 1.0], size=(n, len(d)))
+    return float(((np.abs((signs * d).mean(axis=1)) >= obs - 1e-12).sum() + 1) / (n + 1))
+
+
+def check(ts: tansaku.Tansaku) -> None:
+    """The candidate changes against the default, with paired significance, on jsquad-ir, the
+    merged 400-character variant (if built) and the cards."""
+    sets = [("jsquad-ir", load_dataset(DATA))]
+    merged_dir = HOME / "variants" / "jsquad-merged520"
+    if merged_dir.is_dir():
+        sets.append(("jsquad merged ≈400 chars", load_dataset(merged_dir)))
+    sets.append(("cards", load_dataset(ROOT / "examples" / "eval" / "cards.yaml")))
+    rows = []
+    for label, ds in sets:
+        base_index: dict[str, object] = (
+            {"chunking": {"size": 2000, "overlap": 0}} if "merged" in label else {}
+        )
+        confs = [
+            eval_config_from_dict({"name": "default", **base_index}),
+            eval_config_from_dict(
+                {"name": "BM25 b 0.75", "bm25": {"b": 0.75}, **base_index}  # type: ignore[dict-item]
+            ),
+        ]
+        if "cards" not in label:
+            confs.append(_lin("bm25 weight 0.4", 0.4, **base_index))
+        if "merged" in label:
+            confs.append(
+                eval_config_from_dict(
+                    {"name": "200-char chunks", "chunking": {"size": 200, "overlap": 40}}
+                )
+            )
+            confs.append(
+                eval_config_from_dict(
+                    {
+                        "name": "200-char chunks + b 0.75",
+                        "chunking": {"size": 200, "overlap": 40},
+                        "bm25": {"b": 0.75},
+                    }
+                )
+            )
+        rep = run_eval(ts, ds, confs, measure_embedding=False)
+        base = rep.configs[0]
+        qids = list(base.per_query)
+        for c in rep.configs:
+            cells = [label, c.name]
+            for m in ("ndcg@10", "r@1"):
+                delta = c.metrics[m] - base.metrics[m]
+                p = (
+                    paired_p(
+                        [base.per_query[q][m] for q in qids], [c.per_query[q][m] for q in qids]
+                    )
+                    if c is not base
+                    else 1.0
+                )
+                cells.append(
+                    f"{c.metrics[m]:.4f} ({delta:+.4f}, p={p:.2f})"
+                    if c is not base
+                    else f"{c.metrics[m]:.4f}"
+                )
+            rows.append(cells)
+    print("## Candidate changes, paired randomization test against each set's default\n")
+    print(table(rows, ["data", "setting", "nDCG@10 (Δ, p)", "R@1 (Δ, p)"]))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("what", choices=["analyze", "sweep", "merged", "embed-rate"])
+    ap.add_argument("what", choices=["analyze", "sweep", "merged", "embed-rate", "check"])
     ap.add_argument("--target", type=int, default=400)
     args = ap.parse_args()
     with tansaku.connect(HOME) as ts:
@@ -429,6 +501,8 @@ def main() -> int:
             analyze(ts, load_dataset(DATA))
         elif args.what == "sweep":
             sweep(ts, load_dataset(DATA))
+        elif args.what == "check":
+            check(ts)
         elif args.what == "merged":
             merged(ts, args.target)
         else:
