@@ -56,6 +56,8 @@ bench-analysis: $(STAMP) ## jsquad-ir error analysis, engine sweep and the merge
 	$(BIN)/python bench/jsquad_analysis.py analyze
 	$(BIN)/python bench/jsquad_analysis.py sweep
 	$(BIN)/python bench/jsquad_analysis.py merged
+	$(BIN)/python bench/jsquad_analysis.py merged --target 520
+	$(BIN)/python bench/jsquad_analysis.py check
 
 demo: $(STAMP) ## build the demo workspace from examples/ and run sample searches
 	$(BIN)/tansaku demo
