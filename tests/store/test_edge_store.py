@@ -24,3 +24,36 @@ def test_reopen_keeps_points(tmp_path):
         assert again.get("team-a", ["r2:body"])[0].metadata["store"] == "渋谷店"
     finally:
         again.close()
+
+
+def test_total_is_cached_and_invalidated_by_writes(tmp_path):
+    s = EdgeStore(tmp_path / "shard", dim=DIM)
+    try:
+        assert s.total() == 0
+        s.upsert("team-a", make_points())
+        assert s.total() == 4
+        s.upsert("team-b", make_points()[:2])
+        assert s.total() == 6
+        s.delete("team-a", ["r1:body"])
+        assert s.total() == 5
+    finally:
+        s.close()
+
+
+def test_large_writes_build_the_index_and_search_still_works(tmp_path, monkeypatch):
+    import tansaku.store.edge as edge
+    from tansaku.testing.embedders import HashEmbedder
+    from tansaku.testing.store_contract import q
+
+    monkeypatch.setattr(edge, "_EXACT_BELOW", 3)
+    monkeypatch.setattr(edge, "OPTIMIZE_MIN_CHANGED", 2)
+    s = EdgeStore(tmp_path / "shard", dim=DIM)
+    try:
+        s.upsert("team-a", make_points())
+        assert s.needs_index(4) and not s.needs_index(1)
+        s.optimize()
+        assert s.search_sparse("team-a", q("冷蔵庫"), limit=1)[0].record.id == "r2:body"
+        vec = HashEmbedder(DIM).embed_queries(["冷蔵庫の故障"])[0]
+        assert s.search_dense("team-a", vec, limit=1)[0].record.id == "r2:body"
+    finally:
+        s.close()

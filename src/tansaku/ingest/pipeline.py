@@ -260,6 +260,12 @@ def ingest_records(
     for i in range(0, len(deletes), BATCH):
         store.delete(tenant, deletes[i : i + BATCH])
     _reweight_drifted(collection, tenant)
+    if store.needs_index(len(changed)):
+        if progress is not None:
+            progress("index", 0, 1)
+        store.optimize()
+        if progress is not None:
+            progress("index", 1, 1)
     store.flush()
     collection.save_state()
     embedded = (embedder.embedded - embedded_before) if embedder is not None else 0
