@@ -27,35 +27,34 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tansaku.errors import ConfigError
 
+_E = TypeVar("_E", bound="ConfigEnum")
 
-class AxisMode(StrEnum):
+
+class ConfigEnum(StrEnum):
+    """A config choice; ``from_str`` names the bad value and the valid ones in Japanese."""
+
+    @classmethod
+    def from_str(cls: type[_E], value: str) -> _E:
+        try:
+            return cls(value.strip().lower())
+        except ValueError:
+            valid = ", ".join(m.value for m in cls)
+            label = _LABELS.get(cls.__name__, cls.__name__)
+            raise ConfigError(f"{label}「{value}」は使えません。使える値: {valid}") from None
+
+
+class AxisMode(ConfigEnum):
     BM25 = "bm25"
     DENSE = "dense"
 
-    @classmethod
-    def from_str(cls, value: str) -> AxisMode:
-        try:
-            return cls(value.strip().lower())
-        except ValueError:
-            valid = ", ".join(m.value for m in cls)
-            raise ConfigError(f"検索モード「{value}」は使えません。使えるモード: {valid}") from None
 
-
-class FusionMethod(StrEnum):
+class FusionMethod(ConfigEnum):
     LINEAR = "linear"
     RRF = "rrf"
-
-    @classmethod
-    def from_str(cls, value: str) -> FusionMethod:
-        try:
-            return cls(value.strip().lower())
-        except ValueError:
-            valid = ", ".join(m.value for m in cls)
-            raise ConfigError(f"融合方式「{value}」は使えません。使える方式: {valid}") from None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,6 +75,12 @@ class Axis:
             )
 
 
+_LABELS = {
+    "AxisMode": "検索モード",
+    "FusionMethod": "融合方式",
+    "ExpandMode": "expand",
+    "MergeMethod": "merge",
+}
 NORMALIZATIONS = ("max", "minmax")
 
 
@@ -98,31 +103,15 @@ class FusionConfig:
             )
 
 
-class ExpandMode(StrEnum):
+class ExpandMode(ConfigEnum):
     AUTO = "auto"  # expand queries classified as vague
     ALWAYS = "always"
     NEVER = "never"
 
-    @classmethod
-    def from_str(cls, value: str) -> ExpandMode:
-        try:
-            return cls(value.strip().lower())
-        except ValueError:
-            valid = ", ".join(m.value for m in cls)
-            raise ConfigError(f"expand「{value}」は使えません。使える値: {valid}") from None
 
-
-class MergeMethod(StrEnum):
+class MergeMethod(ConfigEnum):
     HITS = "hits"  # hit_count × 10 + max similarity (the restaurant design)
     RRF = "rrf"
-
-    @classmethod
-    def from_str(cls, value: str) -> MergeMethod:
-        try:
-            return cls(value.strip().lower())
-        except ValueError:
-            valid = ", ".join(m.value for m in cls)
-            raise ConfigError(f"merge「{value}」は使えません。使える値: {valid}") from None
 
 
 @dataclass(frozen=True, kw_only=True)
