@@ -270,20 +270,17 @@ def collections(as_json: JsonOpt = False, home: HomeOpt = None) -> None:
         render.print_collections(out, infos)
 
 
-def _register_optional() -> None:
+def _register_subcommands() -> None:
     from tansaku.cli import demo as demo_cmd
     from tansaku.cli import eval as eval_cmd
+    from tansaku.cli import tables as tables_cmd  # imports duckdb/sqlglot only when run
 
     demo_cmd.register(app)
     eval_cmd.register(app)
-    try:
-        from tansaku.cli import tables as tables_cmd
-    except ImportError:  # the tables CLI module is optional until it lands
-        return
     tables_cmd.register(app)
 
 
-_register_optional()
+_register_subcommands()
 
 
 def main() -> None:
