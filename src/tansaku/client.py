@@ -13,13 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tansaku.collection import Collection
-from tansaku.config import CollectionConfig, load_config
+from tansaku.collection import Collection, CollectionState
+from tansaku.config import AxisMode, CollectionConfig, load_config
 from tansaku.embed.base import Embedder
 from tansaku.embed.cache import CachedEmbedder
 from tansaku.errors import CollectionNotFound
 from tansaku.ingest.pipeline import (
-    Failure,
     IngestReport,
     ProgressFn,
     ingest_records,
@@ -159,7 +158,7 @@ class Tansaku:
             preview._store = col.store
             return preview
         cfg = config.with_name(collection) if config else CollectionConfig(name=collection)
-        return Collection(self.workspace.collection_dir(collection), cfg, _empty_state())
+        return Collection(self.workspace.collection_dir(collection), cfg, CollectionState())
 
     def ingest(
         self,
@@ -175,12 +174,7 @@ class Tansaku:
         """Load files/folders into ``collection`` for ``team``; see :class:`IngestReport`."""
         validate_name(team, "チーム名")
         col = self._preview(collection, config) if dry_run else self._ensure(collection, config)
-        records, failures = load_sources(paths, col)
-        missing = [
-            Failure(str(p), "ファイルが見つかりません")
-            for p in paths
-            if not Path(p).exists() and not any(f.path == str(p) for f in failures)
-        ]
+        records, failures = load_sources(paths, col)  # missing paths are reported there
         return ingest_records(
             col,
             records,
@@ -188,7 +182,7 @@ class Tansaku:
             tenant=team,
             sync_roots=[Path(p) for p in paths if Path(p).exists()] if sync else None,
             dry_run=dry_run,
-            failures=[*failures, *missing],
+            failures=failures,
             progress=progress,
         )
 
@@ -259,16 +253,8 @@ class Tansaku:
 
 
 def _dense(col: Collection, request: SearchRequest) -> bool:
-    from tansaku.config import AxisMode
-
     axes = request.axes or col.config.axes
     return any(a.mode is AxisMode.DENSE for a in axes)
-
-
-def _empty_state() -> Any:
-    from tansaku.collection import CollectionState
-
-    return CollectionState()
 
 
 def connect(home: str | Path | None = None, *, embedder: Embedder | None = None) -> Tansaku:

@@ -8,12 +8,8 @@ from rich.table import Table
 
 from tansaku.client import CollectionInfo
 from tansaku.ingest.pipeline import IngestReport
+from tansaku.search.merge import preview
 from tansaku.search.types import SearchResult
-
-
-def preview(text: str, width: int = 80) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def print_ingest(console: Console, report: IngestReport, collection: str, team: str) -> None:

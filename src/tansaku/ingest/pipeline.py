@@ -151,8 +151,11 @@ def ingest_records(
         if fresh
         else {
             p["rid"]: p
+            # metadata (the source path) is only needed to find documents gone from sync roots
             for p in collection.store.scan(
-                tenant, keys=["rid", "doc_id", "field", "hash", "bm25_len", "meta"]
+                tenant,
+                keys=["rid", "doc_id", "field", "hash", "bm25_len"]
+                + (["meta"] if sync_roots else []),
             )
         }
     )

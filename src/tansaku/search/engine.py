@@ -28,7 +28,7 @@ from tansaku.search.retrieve import Retrieval, retrieve
 from tansaku.search.types import Hit, SearchRequest, SearchResult
 from tansaku.store.base import Filter
 from tansaku.text import get_analyzer, normalize
-from tansaku.text.dates import DateRange, resolve_dates
+from tansaku.text.dates import DateRange, now_tokyo, resolve_dates
 from tansaku.text.synonyms import Synonyms, builtin_domains, load_synonyms
 
 COMBINED = "combined"
@@ -99,8 +99,6 @@ def search(
     timings: dict[str, float] = {"analyze": 0.0, "embed": 0.0, "retrieve": 0.0, "fuse": 0.0}
 
     # -- plan: classification, dates, synonyms -----------------------------------------
-    from tansaku.text.dates import now_tokyo
-
     now = request.now or now_tokyo()
     classification: Classification = services.classifier.classify(request.query)
     use_dates = qcfg.dates if request.dates is None else request.dates

@@ -27,6 +27,7 @@ from tansaku.tables.daily import (
     as_int,
     iso,
     percent,
+    period_result,
     round_half_up,
 )
 from tansaku.tables.period import Period, StoreScope, parse_date, resolve_period
@@ -64,9 +65,7 @@ class ClaimStatistics(JsonResult):
         return percent(self.claim_count, self.total_reports)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "period": self.period.to_dict(),
-            "store": self.scope.label,
+        body = {
             "summary": {
                 "total_reports": self.total_reports,
                 "claim_count": self.claim_count,
@@ -75,9 +74,7 @@ class ClaimStatistics(JsonResult):
             "daily_trend": [{"date": d.date, "count": d.count} for d in self.daily_trend],
             "recent_claims": [vars(c) for c in self.recent_claims],
         }
-        if not self.total_reports:
-            out["message"] = "指定期間の日報がありません"
-        return out
+        return period_result(self.period, self.scope, body, report_count=self.total_reports)
 
 
 def get_claim_statistics(
@@ -154,9 +151,7 @@ class SalesTrend(JsonResult):
         )
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "period": self.period.to_dict(),
-            "store": self.scope.label,
+        body = {
             "summary": {
                 "total_sales": self.total_sales,
                 "avg_sales": self.avg_sales,
@@ -168,9 +163,7 @@ class SalesTrend(JsonResult):
                 for w in self.weekly_avg
             ],
         }
-        if not self.report_count:
-            out["message"] = "指定期間の日報がありません"
-        return out
+        return period_result(self.period, self.scope, body, report_count=self.report_count)
 
 
 def _weeks(period: Period, per_day: list[tuple[date, int, int]]) -> tuple[WeekAverage, ...]:
@@ -263,9 +256,7 @@ class CashDifferenceAnalysis(JsonResult):
         return round_half_up(Decimal(self.total_diff) / self.diff_count) if self.diff_count else 0
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "period": self.period.to_dict(),
-            "store": self.scope.label,
+        body = {
             "summary": {
                 "total_reports": self.total_reports,
                 "diff_count": self.diff_count,
@@ -280,9 +271,7 @@ class CashDifferenceAnalysis(JsonResult):
             "daily_trend": [vars(d) for d in self.daily_trend],
             "recent_cases": [vars(c) for c in self.recent_cases],
         }
-        if not self.total_reports:
-            out["message"] = "指定期間の日報がありません"
-        return out
+        return period_result(self.period, self.scope, body, report_count=self.total_reports)
 
 
 def get_cash_difference_analysis(

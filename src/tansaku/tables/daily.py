@@ -43,6 +43,20 @@ class JsonResult:
         return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
 
 
+NO_REPORTS = "指定期間の日報がありません"
+
+
+def period_result(
+    period: Any, scope: Any, body: dict[str, Any], *, report_count: int
+) -> dict[str, Any]:
+    """The envelope every analytics result shares: period, store scope, the body, and a message
+    when the period holds no reports."""
+    out: dict[str, Any] = {"period": period.to_dict(), "store": scope.label, **body}
+    if not report_count:
+        out["message"] = NO_REPORTS
+    return out
+
+
 # --- the table -----------------------------------------------------------------------------------
 
 

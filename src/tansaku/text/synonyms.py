@@ -45,26 +45,38 @@ class SynonymExpansion:
 
 
 @dataclass(frozen=True)
+class _Analyzed:
+    """The groups seen through one analyzer (built once, then reused by every query)."""
+
+    index: dict[tuple[str, ...], list[tuple[str, int]]]  # member terms -> [(member, group)]
+    lengths: tuple[int, ...]  # member term-lengths, longest first
+    group_terms: tuple[tuple[str, ...], ...]  # every member's terms, per group
+
+
+@dataclass(frozen=True)
 class Synonyms:
     groups: tuple[tuple[str, ...], ...] = ()
-    # analyzer id -> (member terms -> [(member, group index)]), built on first use
-    _index: dict[int, dict[tuple[str, ...], list[tuple[str, int]]]] = field(
-        default_factory=dict, compare=False, repr=False
-    )
+    _analyzed: dict[int, _Analyzed] = field(default_factory=dict, compare=False, repr=False)
 
     def __bool__(self) -> bool:
         return bool(self.groups)
 
-    def _member_terms(self, analyzer: Analyzer) -> dict[tuple[str, ...], list[tuple[str, int]]]:
-        cached = self._index.get(id(analyzer))
+    def _analyze(self, analyzer: Analyzer) -> _Analyzed:
+        cached = self._analyzed.get(id(analyzer))
         if cached is None:
-            cached = {}
+            index: dict[tuple[str, ...], list[tuple[str, int]]] = {}
+            group_terms: list[tuple[str, ...]] = []
             for gi, group in enumerate(self.groups):
+                all_terms: list[str] = []
                 for word in group:
                     terms = tuple(analyzer.terms(word))
                     if terms:
-                        cached.setdefault(terms, []).append((word, gi))
-            self._index[id(analyzer)] = cached
+                        index.setdefault(terms, []).append((word, gi))
+                        all_terms.extend(terms)
+                group_terms.append(tuple(dict.fromkeys(all_terms)))
+            lengths = tuple(sorted({len(k) for k in index}, reverse=True))
+            cached = _Analyzed(index, lengths, tuple(group_terms))
+            self._analyzed[id(analyzer)] = cached
         return cached
 
     def expand(self, query: str, analyzer: Analyzer) -> SynonymExpansion:
@@ -72,30 +84,23 @@ class Synonyms:
         if not self.groups:
             return SynonymExpansion(dense_query=query)
         qterms = analyzer.terms(query)
-        index = self._member_terms(analyzer)
+        seen = self._analyze(analyzer)
         matches: list[SynonymMatch] = []
-        seen_groups: set[int] = set()
-        lengths = sorted({len(k) for k in index}, reverse=True)
-        for n in lengths:  # longest members first: 手札に戻す before 手札
+        matched_groups: list[int] = []
+        for n in seen.lengths:  # longest members first: 手札に戻す before 手札
             for i in range(len(qterms) - n + 1):
-                for word, gi in index.get(tuple(qterms[i : i + n]), []):
-                    if gi not in seen_groups:
-                        seen_groups.add(gi)
+                for word, gi in seen.index.get(tuple(qterms[i : i + n]), []):
+                    if gi not in matched_groups:
+                        matched_groups.append(gi)
                         matches.append(SynonymMatch(word, self.groups[gi]))
         if not matches:
             return SynonymExpansion(dense_query=query)
-        extra: list[str] = []
         qset = set(qterms)
-        for m in matches:
-            for word in m.group:
-                extra.extend(t for t in analyzer.terms(word) if t not in qset)
+        extra = [t for gi in matched_groups for t in seen.group_terms[gi] if t not in qset]
         norm_q = normalize(query)
         reps = [m.representative for m in matches if normalize(m.representative) not in norm_q]
         dense = f"{query} {' '.join(dict.fromkeys(reps))}".strip() if reps else query
         return SynonymExpansion(tuple(matches), tuple(dict.fromkeys(extra)), dense)
-
-    def merged(self, other: Synonyms) -> Synonyms:
-        return Synonyms(tuple(dict.fromkeys(self.groups + other.groups)))
 
 
 def _parse_groups(data: Any, source: str) -> list[tuple[str, ...]]:
