@@ -15,6 +15,7 @@ from typing import Any
 from tansaku.config import AxisMode, CollectionConfig, config_from_dict
 from tansaku.errors import CollectionNotFound, ConfigError
 from tansaku.store.edge import EdgeStore
+from tansaku.store.units import UnitStore
 from tansaku.workspace import Workspace, validate_name
 
 STATE_VERSION = 1
@@ -101,11 +102,13 @@ class FieldStats:
 
 @dataclass
 class CollectionState:
-    """Persisted per collection: BM25 length statistics per (tenant, field)."""
+    """Persisted per collection: BM25 length statistics per (tenant, field), and the tenants
+    whose sentence units (``bigram`` axes) are complete."""
 
     embedder: str = ""
     dim: int = 0
     bm25: dict[str, dict[str, FieldStats]] = field(default_factory=dict)
+    units: set[str] = field(default_factory=set)
 
     def stats(self, tenant: str, field_name: str) -> FieldStats:
         return self.bm25.setdefault(tenant, {}).setdefault(field_name, FieldStats())
@@ -119,6 +122,7 @@ class CollectionState:
                 "bm25": {
                     t: {f: vars(s) for f, s in fields.items()} for t, fields in self.bm25.items()
                 },
+                "units": sorted(self.units),
             },
             ensure_ascii=False,
             indent=1,
@@ -134,6 +138,7 @@ class CollectionState:
                 t: {f: FieldStats(**s) for f, s in fields.items()}
                 for t, fields in data.get("bm25", {}).items()
             },
+            units=set(data.get("units", ())),
         )
 
 
@@ -145,6 +150,7 @@ class Collection:
         self.config = config
         self.state = state
         self._store: EdgeStore | None = None
+        self._units: UnitStore | None = None
         self.lock = threading.RLock()
 
     @property
@@ -156,6 +162,17 @@ class Collection:
         if self._store is None:
             self._store = EdgeStore(self.path / "shard", dim=self.state.dim or 384)
         return self._store
+
+    @property
+    def units(self) -> UnitStore:
+        """The sentence units of ``bigram`` axes (a second shard, created on first use)."""
+        if self._units is None:
+            self._units = UnitStore(self.path / "units")
+        return self._units
+
+    @property
+    def needs_units(self) -> bool:
+        return any(a.mode is AxisMode.BIGRAM for a in self.config.axes)
 
     @property
     def needs_dense(self) -> bool:
@@ -181,6 +198,9 @@ class Collection:
         if self._store is not None:
             self._store.close()
             self._store = None
+        if self._units is not None:
+            self._units.close()
+            self._units = None
 
     @classmethod
     def open(cls, ws: Workspace, name: str) -> Collection:

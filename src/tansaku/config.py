@@ -1,7 +1,7 @@
 """Collection configuration (TOML): axes, fusion, BM25 and analyzer settings, ingest mapping.
 
 A collection's config names its fields and its **axes**. An axis searches some fields with one
-mode (``bm25`` or ``dense``) and carries a weight for fusion::
+mode (``bm25``, ``dense`` or ``bigram``) and carries a weight for fusion::
 
     name = "notes"
     source_type = "lab_note"
@@ -48,8 +48,9 @@ class ConfigEnum(StrEnum):
 
 
 class AxisMode(ConfigEnum):
-    BM25 = "bm25"
-    DENSE = "dense"
+    BM25 = "bm25"  # Sudachi terms of the whole record
+    DENSE = "dense"  # the embedder's vector of the whole record
+    BIGRAM = "bigram"  # character bigrams, scored per sentence: a record scores as its best
 
 
 class FusionMethod(ConfigEnum):

@@ -119,7 +119,9 @@ def register(app: typer.Typer, *, connect: ConnectFn | None = None) -> None:
 
             def progress(stage: str, done: int, total: int) -> None:
                 if stage not in tasks:
-                    label = {"embed": "埋め込み", "write": "書き込み"}.get(stage, stage)
+                    label = {"embed": "埋め込み", "write": "書き込み", "units": "文単位の索引"}.get(
+                        stage, stage
+                    )
                     tasks[stage] = progress_bar.add_task(label, total=total)
                 progress_bar.update(tasks[stage], completed=done, total=total)
 

@@ -106,9 +106,12 @@ def ingest(
             tasks: dict[str, Any] = {}
 
             def progress(stage: str, done: int, total: int) -> None:
-                label = {"embed": "埋め込み", "write": "書き込み", "index": "索引の構築"}.get(
-                    stage, stage
-                )
+                label = {
+                    "embed": "埋め込み",
+                    "write": "書き込み",
+                    "units": "文単位の索引",
+                    "index": "索引の構築",
+                }.get(stage, stage)
                 if stage not in tasks:
                     tasks[stage] = bar.add_task(label, total=total, rate="")
                 task = bar.tasks[tasks[stage]]

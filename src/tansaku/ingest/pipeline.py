@@ -256,20 +256,33 @@ def ingest_records(
             terms[r.id], k1=cfg.bm25_k1, b=cfg.bm25_b, avgdl=st.avgdl_written or st.avgdl or 1.0
         )
         points.append(StoredPoint(r, sparse, vectors.get(r.id), hashes[r.id], len(terms[r.id])))
+    units = collection.needs_units and tenant in collection.state.units
     for i in range(0, len(points), BATCH):
+        if units:  # units first: a crash in between leaves records that re-ingest rewrites
+            collection.units.replace(tenant, changed[i : i + BATCH])
         store.upsert(tenant, points[i : i + BATCH])
         if progress is not None:
             progress("write", min(i + BATCH, len(points)), len(points))
     for i in range(0, len(deletes), BATCH):
         store.delete(tenant, deletes[i : i + BATCH])
+        if units:  # after the records: an orphan unit finds no record and is dropped
+            collection.units.delete(tenant, deletes[i : i + BATCH])
+    if collection.needs_units and not units:
+        build_units(collection, tenant, progress=progress)
+    elif not collection.needs_units and (changed or deletes):
+        collection.state.units.discard(tenant)  # no longer maintained: rebuilt when needed
     _reweight_drifted(collection, tenant)
     if store.needs_index(len(changed)):
         if progress is not None:
             progress("index", 0, 1)
         store.optimize()
+        if collection.needs_units:
+            collection.units.optimize()
         if progress is not None:
             progress("index", 1, 1)
     store.flush()
+    if collection.needs_units:
+        collection.units.flush()
     collection.save_state()
     embedded = (embedder.embedded - embedded_before) if embedder is not None else 0
     return IngestReport(
@@ -283,6 +296,29 @@ def ingest_records(
         dry_run=False,
         audit=report.audit,
     )
+
+
+def build_units(collection: Collection, tenant: str, *, progress: ProgressFn | None = None) -> int:
+    """Write the sentence units of every stored record of the tenant (a collection that gained
+    a ``bigram`` axis, or whose units were not maintained). Returns the units written."""
+    rows = collection.store.scan(tenant, keys=["rid", "doc_id", "field", "text", "meta"])
+    written = 0
+    for i in range(0, len(rows), BATCH):
+        batch = [
+            Record(
+                id=row["rid"],
+                doc_id=row["doc_id"],
+                field=row["field"],
+                text=row.get("text", ""),
+                metadata=row.get("meta") or {},
+            )
+            for row in rows[i : i + BATCH]
+        ]
+        written += collection.units.replace(tenant, batch)
+        if progress is not None:
+            progress("units", min(i + BATCH, len(rows)), len(rows))
+    collection.state.units.add(tenant)
+    return written
 
 
 def _reweight_drifted(collection: Collection, tenant: str) -> None:

@@ -1,0 +1,95 @@
+"""The sentence-unit shard behind ``bigram`` axes: writes, tenant scope, filters, reopen."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from tansaku.records import Record
+from tansaku.store.base import Filter
+from tansaku.store.units import UnitStore
+
+RAIN = Record(
+    id="rain#0",
+    doc_id="rain",
+    field="body",
+    text="梅雨\n梅雨は北海道を除く日本で見られる。梅雨前線が停滞すると雨が続く。",
+    metadata={"title": "梅雨", "store": "本店", "date": "2025-12-09"},
+)
+MAHLER = Record(
+    id="mahler#0",
+    doc_id="mahler",
+    field="body",
+    text="グスタフ・マーラーは後期ロマン派の作曲家である。交響曲を10曲書いた。",
+    metadata={"title": "グスタフ・マーラー", "store": "駅前店", "date": "2025-12-10"},
+)
+
+
+@pytest.fixture
+def units(tmp_path):
+    store = UnitStore(tmp_path / "units")
+    yield store
+    store.close()
+
+
+def test_a_record_scores_once_by_its_best_sentence(units) -> None:
+    assert units.replace("t", [RAIN, MAHLER]) == 4
+    hits = units.search("t", "梅雨前線が停滞するとどうなる？", limit=5)
+    assert [h.record.id for h in hits] == ["rain#0"]
+    top = hits[0]
+    assert top.record.doc_id == "rain" and top.record.field == "body"
+    assert top.record.metadata["store"] == "本店"
+    assert top.record.text == ""  # the caller reads the text of the records it keeps
+    assert top.score > 0
+
+
+def test_replace_rewrites_and_delete_removes_every_unit(units) -> None:
+    units.replace("t", [RAIN, MAHLER])
+    shorter = Record(id=RAIN.id, doc_id="rain", field="body", text="梅雨は雨季である。")
+    units.replace("t", [shorter])
+    assert units.count("t") == 3
+    assert units.search("t", "梅雨前線が停滞", limit=5)[0].record.id == "rain#0"
+    units.delete("t", [RAIN.id])
+    assert units.count("t") == 2
+    assert units.search("t", "梅雨前線が停滞", limit=5) == []
+
+
+def test_tenants_never_see_each_other(units) -> None:
+    units.replace("team-a", [RAIN])
+    units.replace("team-b", [MAHLER])
+    assert units.search("team-b", "梅雨前線", limit=5) == []
+    assert [h.record.id for h in units.search("team-a", "梅雨前線", limit=5)] == ["rain#0"]
+    units.delete("team-b", [RAIN.id])  # another tenant's ids do not touch team-a
+    assert units.count("team-a") == 2
+
+
+def test_filters_apply_to_units(units) -> None:
+    units.replace("t", [RAIN, MAHLER])
+    q = "梅雨の作曲家"
+    assert {h.record.id for h in units.search("t", q, limit=5)} == {"rain#0", "mahler#0"}
+    by_store = units.search("t", q, filter=Filter(equals={"store": "駅前店"}), limit=5)
+    assert [h.record.id for h in by_store] == ["mahler#0"]
+    by_date = units.search(
+        "t", q, filter=Filter(date_from=date(2025, 12, 9), date_to=date(2025, 12, 9)), limit=5
+    )
+    assert [h.record.id for h in by_date] == ["rain#0"]
+    assert units.search("t", q, filter=Filter(fields=("title",)), limit=5) == []
+
+
+def test_limit_counts_records_not_units(units) -> None:
+    units.replace("t", [RAIN, MAHLER])
+    assert len(units.search("t", "梅雨の作曲家", limit=1)) == 1
+    assert units.search("t", "", limit=5) == []
+
+
+def test_units_survive_reopen(tmp_path) -> None:
+    store = UnitStore(tmp_path / "u")
+    store.replace("t", [RAIN])
+    store.close()
+    again = UnitStore(tmp_path / "u")
+    try:
+        assert again.count("t") == 2
+        assert again.search("t", "梅雨前線", limit=3)[0].record.id == "rain#0"
+    finally:
+        again.close()
