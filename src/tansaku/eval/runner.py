@@ -28,6 +28,7 @@ from tansaku.errors import CollectionNotFound, ConfigError
 from tansaku.eval.configs import EvalConfig, default_configs
 from tansaku.eval.dataset import DatasetKind, EvalDataError, EvalDataset
 from tansaku.eval.metrics import percentile, score_run
+from tansaku.ingest.pipeline import ensure_units
 from tansaku.workspace import DEFAULT_TEAM
 
 if TYPE_CHECKING:
@@ -149,6 +150,8 @@ def _prepare(
             if reports[target].failed:
                 first = reports[target].failed[0]
                 raise EvalDataError(f"取り込みに失敗しました: {first.path}: {first.reason}")
+        if any(a.mode is AxisMode.BIGRAM for a in conf.axes or ()):
+            ensure_units(ts.collection(target), team)
     return where, reports
 
 

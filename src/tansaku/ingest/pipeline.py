@@ -321,6 +321,18 @@ def build_units(collection: Collection, tenant: str, *, progress: ProgressFn | N
     return written
 
 
+def ensure_units(collection: Collection, tenant: str) -> bool:
+    """Build the tenant's sentence units if they are not complete (for a search that asks for a
+    ``bigram`` axis the collection's config does not have). Returns whether it built them."""
+    with collection.lock:
+        if tenant in collection.state.units:
+            return False
+        build_units(collection, tenant)
+        collection.units.flush()
+        collection.save_state()
+        return True
+
+
 def _reweight_drifted(collection: Collection, tenant: str) -> None:
     """Re-encode the BM25 vectors of fields whose average length drifted past the threshold."""
     cfg = collection.config

@@ -265,13 +265,14 @@ def _run_stage(
     timings["embed"] += (t2 - t1) * 1000
 
     def run(i: int) -> Retrieval:
-        _, terms, _ = prepared[i]
+        variant, terms, _ = prepared[i]
         return retrieve(
             collection,
             tenant=request.tenant,
             terms=terms,
             vector=vectors[i],
             axes=stage.axes,
+            text=variant.text,
             fusion=fusion,
             filter=flt,
             candidates=fusion_candidates,

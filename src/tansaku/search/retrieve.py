@@ -7,7 +7,7 @@ are the pipeline's business (``engine.py``).
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -60,24 +60,35 @@ def retrieve(
     terms: Sequence[str],
     vector: np.ndarray | None,
     axes: Sequence[Axis],
+    text: str = "",
     fusion: FusionConfig,
     filter: Filter,
     candidates: int,
     by_doc: bool,
 ) -> Retrieval:
-    """Run every axis (BM25 with ``terms``, dense with ``vector``) and fuse their rankings."""
+    """Run every axis (BM25 with ``terms``, dense with ``vector``, bigram with ``text``) and
+    fuse their rankings.
+
+    Bigram axes run last and score the documents the other axes found (their sentence units
+    only): that keeps their cost independent of the collection's size and, on jsquad-ir,
+    changes no ranking (docs/benchmarks.md). Alone, or when the other axes found nothing, a
+    bigram axis searches every unit.
+    """
     t0 = time.perf_counter()
     sparse = query_vector(terms)
     runs: dict[str, list[tuple[Hashable, ScoredRecord]]] = {}
-    for axis in axes:
+    for axis in sorted(axes, key=lambda a: a.mode is AxisMode.BIGRAM):  # stable: bigram last
         flt = axis_filter(filter, axis)
         if axis.mode is AxisMode.BM25:
             found = collection.store.search_sparse(tenant, sparse, filter=flt, limit=candidates)
+        elif axis.mode is AxisMode.BIGRAM:
+            found = _search_units(collection, tenant, text, flt, candidates, runs.values())
         else:
             if vector is None:
                 raise ValueError("dense axes need a query vector")
             found = collection.store.search_dense(tenant, vector, filter=flt, limit=candidates)
         runs[axis.name] = group_best(found, by_doc)
+    runs = {a.name: runs[a.name] for a in axes}  # config order again (ties, plan)
     t1 = time.perf_counter()
 
     weights = {a.name: a.weight for a in axes}
@@ -93,16 +104,19 @@ def retrieve(
             continue
         axes_info: dict[str, AxisScore] = {}
         best: ScoredRecord | None = None
-        best_rank = 10**9
+        best_key = (10**9, True)
         for name, table in per_axis.items():
             if key in table:
                 rank, h = table[key]
                 axes_info[name] = AxisScore(rank=rank, score=h.score)
-                if rank < best_rank:  # ties: the first axis in config order explains the hit
-                    best, best_rank = h, rank
+                # the best-ranked axis explains the hit; on equal ranks a record read with its
+                # text (bm25, dense) beats a unit's text-less one (bigram), then config order
+                if (rank, not h.record.text) < best_key:
+                    best, best_key = h, (rank, not h.record.text)
         if best is None:  # pragma: no cover - fused keys always come from some axis
             continue
         hits.append(Hit(doc_id=best.record.doc_id, score=score, record=best.record, axes=axes_info))
+    hits = _with_text(collection, tenant, hits)
     t2 = time.perf_counter()
     return Retrieval(
         hits=hits,
@@ -110,3 +124,35 @@ def retrieve(
         retrieve_ms=(t1 - t0) * 1000,
         fuse_ms=(t2 - t1) * 1000,
     )
+
+
+def _search_units(
+    collection: Collection,
+    tenant: str,
+    text: str,
+    flt: Filter,
+    limit: int,
+    other_runs: Iterable[Sequence[tuple[Hashable, ScoredRecord]]],
+) -> list[ScoredRecord]:
+    if tenant not in collection.state.units:  # never built: an ingest builds them
+        return []
+    docs = {h.record.doc_id for run in other_runs for _, h in run}
+    if docs:
+        flt = replace(flt, doc_ids=tuple(sorted(docs)))
+    return collection.units.search(tenant, text, filter=flt, limit=limit)
+
+
+def _with_text(collection: Collection, tenant: str, hits: list[Hit]) -> list[Hit]:
+    """Read the records of hits found only by a bigram axis (units carry no text); a hit whose
+    record is gone (a unit orphaned by an interrupted delete) is dropped."""
+    missing = [h.record.id for h in hits if not h.record.text]
+    if not missing:
+        return hits
+    found = {r.id: r for r in collection.store.get(tenant, missing)}
+    out: list[Hit] = []
+    for h in hits:
+        if h.record.text:
+            out.append(h)
+        elif h.record.id in found:
+            out.append(replace(h, record=found[h.record.id]))
+    return out
