@@ -168,7 +168,15 @@ class Collection:
         """The sentence units of ``bigram`` axes (a second shard, created on first use)."""
         if self._units is None:
             self._units = UnitStore(self.path / "units")
+            if self._units.created:  # nothing built (or the folder was removed): rebuild
+                self.state.units.clear()
         return self._units
+
+    def has_units(self, tenant: str) -> bool:
+        """Whether the tenant's sentence units are complete (opening the unit shard first: a
+        shard created anew has nothing, whatever the state said)."""
+        _ = self.units
+        return tenant in self.state.units
 
     @property
     def needs_units(self) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import replace
 
 import pytest
@@ -81,3 +82,16 @@ def test_units_state_survives_reopen(tmp_path) -> None:
     with tansaku.connect(tmp_path / "home", embedder=HashEmbedder(32)) as ts:
         col = ts.collection("faq")
         assert "default" in col.state.units and col.units.count("default") == 4
+
+
+def test_a_removed_unit_folder_is_rebuilt_by_the_next_ingest(tmp_path) -> None:
+    with tansaku.connect(tmp_path / "home", embedder=HashEmbedder(32)) as ts:
+        ts.ingest_records(RECORDS, collection="faq", config=BIGRAM_CONFIG)
+        path = ts.collection("faq").path
+    shutil.rmtree(path / "units")
+    with tansaku.connect(tmp_path / "home", embedder=HashEmbedder(32)) as ts:
+        only_bigram = (Axis(name="bigram", mode=AxisMode.BIGRAM),)
+        assert ts.search("梅雨前線", collection="faq", axes=only_bigram).hits == ()
+        ts.ingest_records(RECORDS, collection="faq")
+        hits = ts.search("梅雨前線", collection="faq", axes=only_bigram).hits
+        assert [h.doc_id for h in hits] == ["rain"]

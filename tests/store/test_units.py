@@ -8,7 +8,9 @@ import pytest
 
 from tansaku.records import Record
 from tansaku.store.base import Filter
-from tansaku.store.units import UnitStore
+from tansaku.store.sparse import doc_vector, term_id
+from tansaku.store.units import AVG_UNIT_BIGRAMS, K1, B, UnitStore, idf
+from tansaku.text.ngram import bigrams
 
 RAIN = Record(
     id="rain#0",
@@ -90,5 +92,49 @@ def test_units_survive_reopen(tmp_path) -> None:
     try:
         assert again.count("t") == 2
         assert again.search("t", "梅雨前線", limit=3)[0].record.id == "rain#0"
+    finally:
+        again.close()
+
+
+def test_another_teams_units_never_shift_scores(units) -> None:
+    units.replace("team-a", [RAIN, MAHLER])
+    alone = {h.record.id: h.score for h in units.search("team-a", "梅雨前線の作曲家", limit=5)}
+    noise = [
+        Record(id=f"n{i}", doc_id=f"n{i}", field="body", text=f"梅雨前線の話その{i}。")
+        for i in range(30)
+    ]
+    units.replace("team-b", noise)  # many units with the query's bigrams, in another team
+    shared = {h.record.id: h.score for h in units.search("team-a", "梅雨前線の作曲家", limit=5)}
+    assert shared.keys() == alone.keys()
+    for rid, score in alone.items():
+        assert shared[rid] == pytest.approx(score, rel=1e-6)
+    units.delete("team-b", [r.id for r in noise])  # alone again: the shard's own IDF
+    again = {h.record.id: h.score for h in units.search("team-a", "梅雨前線の作曲家", limit=5)}
+    assert again == pytest.approx(alone, rel=1e-6)
+
+
+def test_scores_are_bm25_over_the_teams_units(units) -> None:
+    """idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)) over the team's units, times the unit's
+    term-frequency part: checked against a hand count for a one-bigram query."""
+    units.replace("t", [RAIN, MAHLER])  # 4 units; 前線 occurs in one of them
+    (hit,) = units.search("t", "前線", limit=5)
+    unit = "梅雨\n梅雨前線が停滞すると雨が続く。"
+    vec = doc_vector(bigrams(unit), k1=K1, b=B, avgdl=AVG_UNIT_BIGRAMS)
+    tf_part = dict(zip(vec.indices, vec.values, strict=True))[term_id("前線")]
+    assert hit.score == pytest.approx(idf(4, 1) * tf_part, rel=1e-5)
+
+
+def test_an_interrupted_write_is_recounted_on_open(tmp_path) -> None:
+    store = UnitStore(tmp_path / "u")
+    store.replace("t", [RAIN, MAHLER])
+    before = {h.record.id: h.score for h in store.search("t", "梅雨の作曲家", limit=5)}
+    store._set_dirty(True)  # as if the process died between the shard write and the counts
+    with store._db:
+        store._db.execute("UPDATE df SET n = n + 7")
+    store.close()
+    again = UnitStore(tmp_path / "u")
+    try:
+        after = {h.record.id: h.score for h in again.search("t", "梅雨の作曲家", limit=5)}
+        assert after == pytest.approx(before, rel=1e-6)
     finally:
         again.close()

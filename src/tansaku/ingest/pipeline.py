@@ -256,7 +256,7 @@ def ingest_records(
             terms[r.id], k1=cfg.bm25_k1, b=cfg.bm25_b, avgdl=st.avgdl_written or st.avgdl or 1.0
         )
         points.append(StoredPoint(r, sparse, vectors.get(r.id), hashes[r.id], len(terms[r.id])))
-    units = collection.needs_units and tenant in collection.state.units
+    units = collection.needs_units and collection.has_units(tenant)
     for i in range(0, len(points), BATCH):
         if units:  # units first: a crash in between leaves records that re-ingest rewrites
             collection.units.replace(tenant, changed[i : i + BATCH])
@@ -325,7 +325,7 @@ def ensure_units(collection: Collection, tenant: str) -> bool:
     """Build the tenant's sentence units if they are not complete (for a search that asks for a
     ``bigram`` axis the collection's config does not have). Returns whether it built them."""
     with collection.lock:
-        if tenant in collection.state.units:
+        if collection.has_units(tenant):
             return False
         build_units(collection, tenant)
         collection.units.flush()

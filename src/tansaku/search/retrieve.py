@@ -134,7 +134,7 @@ def _search_units(
     limit: int,
     other_runs: Iterable[Sequence[tuple[Hashable, ScoredRecord]]],
 ) -> list[ScoredRecord]:
-    if tenant not in collection.state.units:  # never built: an ingest builds them
+    if not collection.has_units(tenant):  # never built: an ingest builds them
         return []
     docs = {h.record.doc_id for run in other_runs for _, h in run}
     if docs:
