@@ -58,10 +58,22 @@ def test_config_round_trips_through_toml(tmp_path):
     assert load_config(again) == cfg
 
 
-def test_default_config_is_linear_half_half():
+def test_default_config_is_linear_equal_thirds():
     cfg = CollectionConfig(name="x")
     assert cfg.fusion.method is FusionMethod.LINEAR
-    assert [(a.mode, a.weight) for a in cfg.axes] == [(AxisMode.BM25, 0.5), (AxisMode.DENSE, 0.5)]
+    assert [(a.mode, a.weight) for a in cfg.axes] == [
+        (AxisMode.BM25, pytest.approx(1 / 3)),
+        (AxisMode.DENSE, pytest.approx(1 / 3)),
+        (AxisMode.BIGRAM, pytest.approx(1 / 3)),
+    ]
+
+
+def test_bigram_mode_round_trips_through_toml_dicts():
+    cfg = CollectionConfig(name="x")
+    again = config_from_dict(cfg.to_dict())
+    assert again.axes == cfg.axes
+    with pytest.raises(ConfigError, match="bm25, dense, bigram"):
+        config_from_dict({"name": "x", "axes": [{"name": "a", "mode": "trigram"}]})
 
 
 @pytest.mark.parametrize(

@@ -136,8 +136,11 @@ class QueryConfig:
 
 
 DEFAULT_AXES: tuple[Axis, ...] = (
-    Axis(name="bm25", mode=AxisMode.BM25, weight=0.5),
-    Axis(name="dense", mode=AxisMode.DENSE, weight=0.5),
+    # Equal thirds: on jsquad-ir the bigram axis lifts nDCG@10 0.952 -> 0.961 and R@1
+    # 0.916 -> 0.935 (docs/benchmarks.md); weights were not tuned.
+    Axis(name="bm25", mode=AxisMode.BM25, weight=1 / 3),
+    Axis(name="dense", mode=AxisMode.DENSE, weight=1 / 3),
+    Axis(name="bigram", mode=AxisMode.BIGRAM, weight=1 / 3),
 )
 
 

@@ -53,7 +53,7 @@ def test_ingest_search_collections_json(docs):
     top = res["hits"][0]
     assert top["doc_id"] == "fridge"
     assert set(top) == {"doc_id", "id", "field", "score", "text", "metadata", "axes"}
-    assert set(top["axes"]) == {"bm25", "dense"}
+    assert set(top["axes"]) == {"bm25", "dense", "bigram"}
     assert {"rank", "score"} == set(top["axes"]["bm25"])
 
     cols = _json(runner.invoke(app, ["collections", "--json"]))

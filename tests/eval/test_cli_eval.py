@@ -47,7 +47,7 @@ def test_json_shape(app, beir_dir: Path, tmp_path: Path) -> None:
     assert all(list(c["metrics"]) == METRICS for c in data["configs"])
 
     default = json.loads(CliRunner().invoke(app, args).stdout)
-    assert [c["name"] for c in default["configs"]] == ["default", "bm25", "dense"]
+    assert [c["name"] for c in default["configs"]] == ["default", "bm25", "dense", "bigram"]
 
 
 def test_table_and_out_dir(app, beir_dir: Path, tmp_path: Path) -> None:

@@ -80,9 +80,9 @@ def test_index_settings_make_a_separate_collection_config() -> None:
     assert cfg.name == "eval-x"
 
 
-def test_default_configs_are_the_collection_and_its_two_legs() -> None:
+def test_default_configs_are_the_collection_and_its_legs() -> None:
     names = [c.name for c in default_configs(CollectionConfig(name="c"))]
-    assert names == ["default", "bm25", "dense"]
+    assert names == ["default", "bm25", "dense", "bigram"]
     cards_like = CollectionConfig(
         name="cards",
         axes=(

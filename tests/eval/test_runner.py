@@ -32,7 +32,7 @@ def test_beir_default_configs_and_cache_reuse(ts, beir_dir: Path) -> None:
     report = run_eval(ts, ds, measure_embedding=False)
     data = report.to_dict()
     assert data["dataset"] == "mini-ja"
-    assert [c["name"] for c in data["configs"]] == ["default", "bm25", "dense"]
+    assert [c["name"] for c in data["configs"]] == ["default", "bm25", "dense", "bigram"]
     for c in data["configs"]:
         assert list(c["metrics"]) == list(METRIC_KEYS)
         assert all(0.0 <= v <= 1.0 for k, v in c["metrics"].items() if not k.startswith("lat"))
@@ -159,7 +159,7 @@ def test_write_report(ts, beir_dir: Path, tmp_path: Path) -> None:
     assert "| bm25 | 1.0000 |" in md
     csv_lines = (tmp_path / "out" / "results.csv").read_text(encoding="utf-8").splitlines()
     assert csv_lines[0] == "config," + ",".join(METRIC_KEYS)
-    assert [line.split(",")[0] for line in csv_lines[1:]] == ["default", "bm25", "dense"]
+    assert [line.split(",")[0] for line in csv_lines[1:]] == ["default", "bm25", "dense", "bigram"]
     pytest.importorskip("matplotlib")
     assert (tmp_path / "out" / "results.png").read_bytes()[:4] == b"\x89PNG"
 

@@ -122,10 +122,11 @@ def load_eval_config(path: str | Path) -> EvalConfig:
 
 
 def default_configs(config: CollectionConfig) -> list[EvalConfig]:
-    """``default`` (the collection as configured) and its legs ``bm25`` and ``dense`` (the
-    collection's axes of that mode alone); a leg the collection does not have is left out."""
+    """``default`` (the collection as configured) and its legs ``bm25``, ``dense`` and
+    ``bigram`` (the collection's axes of that mode alone); a leg the collection does not have
+    is left out."""
     out = [EvalConfig(name="default")]
-    for mode in (AxisMode.BM25, AxisMode.DENSE):
+    for mode in (AxisMode.BM25, AxisMode.DENSE, AxisMode.BIGRAM):
         axes = tuple(a for a in config.axes if a.mode is mode)
         if axes and len(axes) < len(config.axes):
             out.append(EvalConfig(name=mode.value, axes=axes))

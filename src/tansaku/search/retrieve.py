@@ -104,15 +104,16 @@ def retrieve(
             continue
         axes_info: dict[str, AxisScore] = {}
         best: ScoredRecord | None = None
-        best_key = (10**9, True)
+        best_key = (True, 10**9)
         for name, table in per_axis.items():
             if key in table:
                 rank, h = table[key]
                 axes_info[name] = AxisScore(rank=rank, score=h.score)
-                # the best-ranked axis explains the hit; on equal ranks a record read with its
-                # text (bm25, dense) beats a unit's text-less one (bigram), then config order
-                if (rank, not h.record.text) < best_key:
-                    best, best_key = h, (rank, not h.record.text)
+                # the best-ranked axis with the record's text (bm25, dense) explains the hit,
+                # ties in config order; a unit's text-less record (bigram) only when no other
+                # axis found the key (its text is read below)
+                if (not h.record.text, rank) < best_key:
+                    best, best_key = h, (not h.record.text, rank)
         if best is None:  # pragma: no cover - fused keys always come from some axis
             continue
         hits.append(Hit(doc_id=best.record.doc_id, score=score, record=best.record, axes=axes_info))
