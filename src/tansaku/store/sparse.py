@@ -42,11 +42,10 @@ def doc_vector(terms: Sequence[str], *, k1: float, b: float, avgdl: float) -> Sp
         return SparseVec((), ())
     dl = len(terms)
     norm = k1 * (1.0 - b + b * dl / max(avgdl, 1e-9))
-    merged: dict[int, float] = {}
-    for term, tf in Counter(terms).items():
-        merged[term_id(term)] = merged.get(term_id(term), 0.0) + tf * (k1 + 1.0) / (tf + norm)
-    idx = sorted(merged)
-    return SparseVec(tuple(idx), tuple(merged[i] for i in idx))
+    tf = Counter(map(term_id, terms))  # two terms sharing an id (a hash collision) add up
+    idx = sorted(tf)
+    kp1 = k1 + 1.0
+    return SparseVec(tuple(idx), tuple(tf[i] * kp1 / (tf[i] + norm) for i in idx))
 
 
 def query_vector(terms: Iterable[str]) -> SparseVec:

@@ -26,6 +26,7 @@ import threading
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -167,8 +168,7 @@ class UnitStore:
             for tenant, field, indices in self._scroll(None):
                 terms, units = per_tenant.setdefault(tenant, (Counter(), Counter()))
                 units[field] += 1
-                for t in indices:
-                    terms[(field, t)] += 1
+                terms.update(zip(repeat(field), indices))
             for tenant, (terms, units) in per_tenant.items():
                 self._apply(tenant, terms, units)
             self._set_dirty(False)
@@ -199,8 +199,7 @@ class UnitStore:
                 if not len(vec):
                     continue
                 units[rec.field] += 1
-                for t in vec.indices:
-                    terms[(rec.field, t)] += 1
+                terms.update(zip(repeat(rec.field), vec.indices))
                 points.append(
                     qe.Point(
                         unit_point_id(tenant, rec.id, n),
@@ -242,8 +241,7 @@ class UnitStore:
             )
             for _, field, indices in self._scroll(flt):
                 units[field] += 1
-                for t in indices:
-                    terms[(field, t)] += 1
+                terms.update(zip(repeat(field), indices))
             self._shard.update(qe.UpdateOperation.delete_points_by_filter(flt))
         return terms, units
 
