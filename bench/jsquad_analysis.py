@@ -4,6 +4,7 @@
     python bench/jsquad_analysis.py sweep        # fusion weights, depth, k, BM25 k1/b, title field
     python bench/jsquad_analysis.py merged       # adjacent passages merged to ~400 characters
     python bench/jsquad_analysis.py check        # candidate changes vs default, paired tests
+    python bench/jsquad_analysis.py bigram       # the bigram axis vs the two-axis default
 
 Everything runs through the library (``run_eval`` on scratch collections of ``.tansaku-bench``),
 so the embedding cache is shared: only texts never seen before are embedded (the merged variant
@@ -491,9 +492,86 @@ def check(ts: tansaku.Tansaku) -> None:
     print(table(rows, ["data", "setting", "nDCG@10 (Δ, p)", "R@1 (Δ, p)"]))
 
 
+TWO_AXES = [
+    {"name": "bm25", "mode": "bm25", "weight": 0.5},
+    {"name": "dense", "mode": "dense", "weight": 0.5},
+]
+THREE_AXES = [
+    {"name": "bm25", "mode": "bm25", "weight": 1 / 3},
+    {"name": "dense", "mode": "dense", "weight": 1 / 3},
+    {"name": "bigram", "mode": "bigram", "weight": 1 / 3},
+]
+CARD_EFFECTS = [f"effect_{i}" for i in range(1, 10)]
+
+
+def bigram(ts: tansaku.Tansaku) -> None:
+    """The bigram axis (issue 3, session 2) against the two-axis default it replaced, with
+    paired randomization tests, on jsquad-ir, the merged ≈400-character variant and the cards."""
+    sets = [("jsquad-ir", load_dataset(DATA), {})]
+    merged_dir = HOME / "variants" / "jsquad-merged520"
+    if merged_dir.is_dir():
+        whole = {"chunking": {"size": 2000, "overlap": 0}}
+        sets.append(
+            ("jsquad merged ≈400 chars, one record per document", load_dataset(merged_dir), whole)
+        )
+        chunks = {"chunking": {"size": 200, "overlap": 40}}
+        sets.append(("jsquad merged ≈400 chars, 200-char chunks", load_dataset(merged_dir), chunks))
+    rows = []
+    for label, ds, index in sets:
+        confs = [
+            eval_config_from_dict({"name": "bm25 + dense 0.5/0.5", "axes": TWO_AXES, **index}),
+            eval_config_from_dict({"name": "+ bigram, thirds", "axes": THREE_AXES, **index}),
+            eval_config_from_dict(
+                {"name": "bigram alone", "axes": [{"name": "bigram", "mode": "bigram"}], **index}
+            ),
+        ]
+        rows += _paired_rows(label, run_eval(ts, ds, confs, measure_embedding=False))
+    cards = load_dataset(ROOT / "examples" / "eval" / "cards.yaml")
+    effect_bigram = {
+        "name": "effect_bigram",
+        "mode": "bigram",
+        "fields": [*CARD_EFFECTS, "combined"],
+        "weight": 0.5,
+    }
+    card_axes = [
+        {
+            "name": "effect_keyword",
+            "mode": "bm25",
+            "fields": [*CARD_EFFECTS, "combined"],
+            "weight": 0.5,
+        },
+        {"name": "effect_semantic", "mode": "dense", "fields": CARD_EFFECTS, "weight": 0.3},
+        {"name": "combined", "mode": "dense", "fields": ["combined"], "weight": 0.2},
+    ]
+    confs = [
+        eval_config_from_dict({"name": "cards.toml axes"}),
+        eval_config_from_dict({"name": "+ effect_bigram 0.5", "axes": [*card_axes, effect_bigram]}),
+    ]
+    rows += _paired_rows("cards", run_eval(ts, cards, confs, measure_embedding=False))
+    print("## The bigram axis, paired randomization test against the first row of each set\n")
+    print(table(rows, ["data", "setting", "nDCG@10 (Δ, p)", "R@1 (Δ, p)", "p50 ms"]))
+
+
+def _paired_rows(label: str, rep: object) -> list[list[object]]:
+    base = rep.configs[0]  # type: ignore[attr-defined]
+    qids = list(base.per_query)
+    rows: list[list[object]] = []
+    for c in rep.configs:  # type: ignore[attr-defined]
+        cells: list[object] = [label, c.name]
+        for m in ("ndcg@10", "r@1"):
+            if c is base:
+                cells.append(f"{c.metrics[m]:.4f}")
+                continue
+            p = paired_p([base.per_query[q][m] for q in qids], [c.per_query[q][m] for q in qids])
+            cells.append(f"{c.metrics[m]:.4f} ({c.metrics[m] - base.metrics[m]:+.4f}, p={p:.3f})")
+        cells.append(f"{c.metrics['latency_ms_p50']:.1f}")
+        rows.append(cells)
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("what", choices=["analyze", "sweep", "merged", "embed-rate", "check"])
+    ap.add_argument("what", choices=["analyze", "sweep", "merged", "embed-rate", "check", "bigram"])
     ap.add_argument("--target", type=int, default=400)
     args = ap.parse_args()
     with tansaku.connect(HOME) as ts:
@@ -503,6 +581,8 @@ def main() -> int:
             sweep(ts, load_dataset(DATA))
         elif args.what == "check":
             check(ts)
+        elif args.what == "bigram":
+            bigram(ts)
         elif args.what == "merged":
             merged(ts, args.target)
         else:
