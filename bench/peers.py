@@ -113,7 +113,16 @@ def main() -> int:
     with tansaku.connect(args.home) as ts:
         # -- tansaku itself, through the evaluation runner -------------------------------
         confs = [
-            eval_config_from_dict({"name": "tansaku default (linear max 0.5/0.5)"}),
+            eval_config_from_dict({"name": "tansaku default (bm25 + dense + bigram, thirds)"}),
+            eval_config_from_dict(
+                {
+                    "name": "tansaku bm25 + dense 0.5/0.5 (the default before the bigram axis)",
+                    "axes": [
+                        {"name": "bm25", "mode": "bm25", "weight": 0.5},
+                        {"name": "dense", "mode": "dense", "weight": 0.5},
+                    ],
+                }
+            ),
             eval_config_from_dict(
                 {"name": "tansaku bm25 (Sudachi)", "axes": [{"name": "b", "mode": "bm25"}]}
             ),

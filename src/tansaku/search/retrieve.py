@@ -138,8 +138,9 @@ def _search_units(
     if not collection.has_units(tenant):  # never built: an ingest builds them
         return []
     docs = {h.record.doc_id for run in other_runs for _, h in run}
-    if docs:
+    if docs:  # rescoring: the best half of the candidates is all fusion needs from this axis
         flt = replace(flt, doc_ids=tuple(sorted(docs)))
+        limit = max(10, limit // 2)
     return collection.units.search(tenant, text, filter=flt, limit=limit)
 
 
