@@ -62,7 +62,7 @@ STORES = [f"店舗{i:02d}" for i in range(10)]
 MODES = {
     "bm25": (Axis(name="bm25", mode=AxisMode.BM25),),
     "dense": (Axis(name="dense", mode=AxisMode.DENSE),),
-    "hybrid": None,  # the collection default: bm25 + dense, linear max-norm 0.5/0.5
+    "hybrid": None,  # the collection default: bm25 + dense + bigram, linear max-norm, thirds
 }
 
 
@@ -181,14 +181,17 @@ def du_mb(path: Path) -> float:
 
 
 class EngineTimer:
-    """Wraps a store's search methods and sums the time spent inside them."""
+    """Wraps a collection's search calls into its shards (records: ``search_sparse`` /
+    ``search_dense``; sentence units: ``search``) and sums the time spent inside them."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: Any, units: Any = None) -> None:
         self.store = store
         self.ms = 0.0
         for name in ("search_sparse", "search_dense"):
             inner = getattr(store, name)
             setattr(store, name, self._wrap(inner))
+        if units is not None:
+            units.search = self._wrap(units.search)
 
     def _wrap(self, inner: Any) -> Any:
         def timed(*args: Any, **kwargs: Any) -> Any:
@@ -316,7 +319,7 @@ def one_size(
             assert again.unchanged == n and again.embedded == 0, again
             col = ts.collection(name)
             out["disk_mb"] = du_mb(col.path)
-            timer = EngineTimer(col.store)
+            timer = EngineTimer(col.store, col.units if col.needs_units else None)
             print(
                 f"  {n}: ingest {out['ingest_s']:.1f} s, re-ingest {out['reingest_s']:.1f} s",
                 file=sys.stderr,

@@ -24,7 +24,7 @@ from tansaku.search.classify import Classification, Classifier, QueryLabel, Rule
 from tansaku.search.events import SearchEventLog
 from tansaku.search.expand import ExpandContext, Expander, RuleExpander, finalize
 from tansaku.search.merge import QueryHits, merge_hits, merge_rrf, rerank_with_weights
-from tansaku.search.retrieve import Retrieval, retrieve
+from tansaku.search.retrieve import Retrieval, retrieve, with_records
 from tansaku.search.types import Hit, SearchRequest, SearchResult
 from tansaku.store.base import Filter
 from tansaku.text import get_analyzer, normalize
@@ -169,6 +169,12 @@ def search(
     use_rerank = (
         bool(cfg.rerank.get("enabled", False)) if request.rerank is None else request.rerank
     )
+    keep = stage_plan["top_k"]
+    if use_rerank and hits:  # the reranker reads the text of its candidates
+        keep = max(keep, int(cfg.rerank.get("max_candidates", 50)))
+    t_read = time.perf_counter()
+    hits = with_records(collection, request.tenant, hits[:keep])
+    timings["read"] = (time.perf_counter() - t_read) * 1000
     if use_rerank and hits:
         hits, rerank_plan = _rerank(services, cfg.rerank, searched, hits)
         timings["rerank"] = rerank_plan.get("elapsed_ms", 0.0)

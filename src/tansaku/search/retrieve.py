@@ -1,7 +1,8 @@
 """One query against one collection: retrieve per axis -> group by document -> fuse.
 
-Returns every fused candidate, best first; thresholds, merging across queries, rerank and top_k
-are the pipeline's business (``engine.py``).
+Returns every fused candidate, best first, *without text* (records carry id, document, field and
+metadata); thresholds, merging across queries, rerank and top_k are the pipeline's business
+(``engine.py``), which reads the full records of the hits it keeps with :func:`with_records`.
 """
 
 from __future__ import annotations
@@ -80,13 +81,17 @@ def retrieve(
     for axis in sorted(axes, key=lambda a: a.mode is AxisMode.BIGRAM):  # stable: bigram last
         flt = axis_filter(filter, axis)
         if axis.mode is AxisMode.BM25:
-            found = collection.store.search_sparse(tenant, sparse, filter=flt, limit=candidates)
+            found = collection.store.search_sparse(
+                tenant, sparse, filter=flt, limit=candidates, with_text=False
+            )
         elif axis.mode is AxisMode.BIGRAM:
             found = _search_units(collection, tenant, text, flt, candidates, runs.values())
         else:
             if vector is None:
                 raise ValueError("dense axes need a query vector")
-            found = collection.store.search_dense(tenant, vector, filter=flt, limit=candidates)
+            found = collection.store.search_dense(
+                tenant, vector, filter=flt, limit=candidates, with_text=False
+            )
         runs[axis.name] = group_best(found, by_doc)
     runs = {a.name: runs[a.name] for a in axes}  # config order again (ties, plan)
     t1 = time.perf_counter()
@@ -109,15 +114,14 @@ def retrieve(
             if key in table:
                 rank, h = table[key]
                 axes_info[name] = AxisScore(rank=rank, score=h.score)
-                # the best-ranked axis with the record's text (bm25, dense) explains the hit,
-                # ties in config order; a unit's text-less record (bigram) only when no other
-                # axis found the key (its text is read below)
-                if (not h.record.text, rank) < best_key:
-                    best, best_key = h, (not h.record.text, rank)
+                # the best-ranked axis with the record's field and metadata (bm25, dense)
+                # explains the hit, ties in config order; a unit's bare record (bigram) only
+                # when no other axis found the key
+                if (not h.record.field, rank) < best_key:
+                    best, best_key = h, (not h.record.field, rank)
         if best is None:  # pragma: no cover - fused keys always come from some axis
             continue
         hits.append(Hit(doc_id=best.record.doc_id, score=score, record=best.record, axes=axes_info))
-    hits = _with_text(collection, tenant, hits)
     t2 = time.perf_counter()
     return Retrieval(
         hits=hits,
@@ -144,17 +148,12 @@ def _search_units(
     return collection.units.search(tenant, text, filter=flt, limit=limit)
 
 
-def _with_text(collection: Collection, tenant: str, hits: list[Hit]) -> list[Hit]:
-    """Read the records of hits found only by a bigram axis (units carry no text); a hit whose
-    record is gone (a unit orphaned by an interrupted delete) is dropped."""
-    missing = [h.record.id for h in hits if not h.record.text]
-    if not missing:
-        return hits
-    found = {r.id: r for r in collection.store.get(tenant, missing)}
-    out: list[Hit] = []
-    for h in hits:
-        if h.record.text:
-            out.append(h)
-        elif h.record.id in found:
-            out.append(replace(h, record=found[h.record.id]))
-    return out
+def with_records(collection: Collection, tenant: str, hits: Sequence[Hit]) -> list[Hit]:
+    """The hits with their full records (text included), read in one call. Candidates are
+    fetched without text (reading and converting ~200 payloads per axis was most of our
+    per-query overhead); the pipeline calls this for the hits it returns or reranks. A hit whose
+    record is gone (a sentence unit orphaned by an interrupted delete) is dropped."""
+    if not hits:
+        return []
+    found = {r.id: r for r in collection.store.get(tenant, [h.record.id for h in hits])}
+    return [replace(h, record=found[h.record.id]) for h in hits if h.record.id in found]

@@ -82,11 +82,27 @@ class Store(Protocol):
         ...
 
     def search_sparse(
-        self, tenant: str, query: SparseVec, *, filter: Filter | None = None, limit: int = 10
-    ) -> list[ScoredRecord]: ...
+        self,
+        tenant: str,
+        query: SparseVec,
+        *,
+        filter: Filter | None = None,
+        limit: int = 10,
+        with_text: bool = True,
+    ) -> list[ScoredRecord]:
+        """``with_text=False``: records without their text (id, document, field and metadata
+        only), for candidates of which the caller keeps a few and reads those with
+        :meth:`get`."""
+        ...
 
     def search_dense(
-        self, tenant: str, vector: np.ndarray, *, filter: Filter | None = None, limit: int = 10
+        self,
+        tenant: str,
+        vector: np.ndarray,
+        *,
+        filter: Filter | None = None,
+        limit: int = 10,
+        with_text: bool = True,
     ) -> list[ScoredRecord]: ...
 
     def search_hybrid(

@@ -67,9 +67,17 @@ def _to_record(payload: dict[str, Any]) -> Record:
         id=payload["rid"],
         doc_id=payload["doc_id"],
         field=payload["field"],
-        text=payload["text"],
+        text=payload.get("text", ""),
         metadata=payload.get("meta") or {},
     )
+
+
+# what a candidate needs to be grouped, fused, merged and filtered: everything but the text
+_CANDIDATE_PAYLOAD = qe.PayloadSelector.Include(["rid", "doc_id", "field", "meta"])
+
+
+def _payload(with_text: bool) -> Any:
+    return True if with_text else _CANDIDATE_PAYLOAD
 
 
 class EdgeStore:
@@ -80,6 +88,7 @@ class EdgeStore:
         self.dim = dim
         self._lock = threading.RLock()
         self._total: int | None = None  # cached point count; None after any write
+        self._counts: dict[str, int] = {}  # cached count() results; cleared by any write
         if (self.path / "edge_config.json").exists() or (self.path / "segments").exists():
             self._shard = qe.EdgeShard.load(str(self.path))
         else:
@@ -133,6 +142,7 @@ class EdgeStore:
         with self._lock:
             self._shard.update(qe.UpdateOperation.upsert_points(qpoints))
             self._total = None
+            self._counts.clear()
 
     def delete(self, tenant: str, ids: Sequence[str]) -> None:
         if not ids:
@@ -140,6 +150,7 @@ class EdgeStore:
         with self._lock:
             self._shard.update(qe.UpdateOperation.delete_points([point_id(tenant, i) for i in ids]))
             self._total = None
+            self._counts.clear()
 
     def update_sparse(self, tenant: str, vectors: dict[str, SparseVec]) -> None:
         """Replace the bm25 vector of existing records (used when field lengths drift)."""
@@ -156,12 +167,19 @@ class EdgeStore:
 
     # -- reads --------------------------------------------------------------------------
     def count(self, tenant: str, filter: Filter | None = None) -> int:
+        """Exact count (cached per tenant and filter until the next write: the search pipeline
+        asks "does this team have dated records?" for every query with a date in it)."""
+        key = f"{tenant}\x00{filter!r}"
         with self._lock:
-            return int(
-                self._shard.count(
-                    qe.CountRequest(filter=qe.Filter(must=_conditions(tenant, filter)), exact=True)
+            if key not in self._counts:
+                self._counts[key] = int(
+                    self._shard.count(
+                        qe.CountRequest(
+                            filter=qe.Filter(must=_conditions(tenant, filter)), exact=True
+                        )
+                    )
                 )
-            )
+            return self._counts[key]
 
     def total(self) -> int:
         """Points in the shard, all tenants (cached until the next write: it costs ~5 ms at
@@ -226,7 +244,13 @@ class EdgeStore:
         return [ScoredRecord(_to_record(p.payload or {}), float(p.score)) for p in points]
 
     def search_sparse(
-        self, tenant: str, query: SparseVec, *, filter: Filter | None = None, limit: int = 10
+        self,
+        tenant: str,
+        query: SparseVec,
+        *,
+        filter: Filter | None = None,
+        limit: int = 10,
+        with_text: bool = True,
     ) -> list[ScoredRecord]:
         if not len(query):
             return []
@@ -236,19 +260,25 @@ class EdgeStore:
                 qe.SparseVector(list(query.indices), list(query.values)), using=SPARSE
             ),
             filter=qe.Filter(must=_conditions(tenant, filter)),
-            with_payload=True,
+            with_payload=_payload(with_text),
             params=self._idf_params(tenant, filter),
         )
         return [h for h in self._run(req) if h.score > 0]
 
     def search_dense(
-        self, tenant: str, vector: np.ndarray, *, filter: Filter | None = None, limit: int = 10
+        self,
+        tenant: str,
+        vector: np.ndarray,
+        *,
+        filter: Filter | None = None,
+        limit: int = 10,
+        with_text: bool = True,
     ) -> list[ScoredRecord]:
         req = qe.QueryRequest(
             limit=limit,
             query=qe.Query.Nearest(np.asarray(vector, dtype=np.float32).tolist(), using=DENSE),
             filter=qe.Filter(must=_conditions(tenant, filter)),
-            with_payload=True,
+            with_payload=_payload(with_text),
             params=self._params(dense=True),
         )
         return self._run(req)

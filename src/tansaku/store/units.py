@@ -150,9 +150,10 @@ class UnitStore:
                 )
             )
             for p in points:
-                vec = (p.vector or {}).get(SPARSE)
+                vectors = p.vector if isinstance(p.vector, dict) else {}
+                vec = vectors.get(SPARSE)
                 payload = p.payload or {}
-                indices = tuple(vec.indices) if vec is not None else ()
+                indices = tuple(vec.indices) if isinstance(vec, qe.SparseVector) else ()
                 yield str(payload.get("tenant", "")), str(payload.get("field", "")), indices
             if offset is None or not points:
                 break

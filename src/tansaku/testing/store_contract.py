@@ -97,6 +97,17 @@ class StoreContract:
         assert all(h.score > 0 for h in hits)
         assert len(hits) == 1
 
+    def test_candidates_without_text_keep_everything_else(self, filled: Store) -> None:
+        vec = HashEmbedder(DIM).embed_queries(["冷蔵庫の温度"])[0]
+        for search, query in ((filled.search_sparse, q("冷蔵庫")), (filled.search_dense, vec)):
+            full = search("team-a", query, limit=10)  # type: ignore[operator]
+            bare = search("team-a", query, limit=10, with_text=False)  # type: ignore[operator]
+            assert [(h.record.id, h.score) for h in bare] == [(h.record.id, h.score) for h in full]
+            for b, f in zip(bare, full, strict=True):
+                assert b.record.text == "" and f.record.text
+                assert (b.record.doc_id, b.record.field) == (f.record.doc_id, f.record.field)
+                assert dict(b.record.metadata) == dict(f.record.metadata)
+
     def test_dense_returns_all_candidates_by_similarity(self, filled: Store) -> None:
         vec = HashEmbedder(DIM).embed_queries(["料理の温度が低いクレーム"])[0]
         hits = filled.search_dense("team-a", vec, limit=10)
