@@ -4,9 +4,10 @@
                                 #   --config bench/configs/{default,bm25,dense,...}.toml
     python bench/jsquad.py examples/eval/cards.yaml --json   # any `tansaku eval` arguments
 
-Without arguments it evaluates jsquad-ir with the default configuration, its two legs and the
-fusion variants in ``bench/configs/``; the bench workspace ``.tansaku-bench`` keeps the embedding
-cache, so only the first run embeds the corpus (~4.5 minutes on 2 cores).
+Without arguments it evaluates jsquad-ir with the default configuration, its three legs, the
+two-axis default it replaced and the fusion variants in ``bench/configs/``; the bench workspace
+``.tansaku-bench`` keeps the embedding cache, so only the first run embeds the corpus (~4.5
+minutes on 2 cores).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ DEFAULT_ARGS = [
     str(ROOT / ".tansaku-bench"),
     *(
         arg
-        for name in ("default", "bm25", "dense", "linear-minmax", "rrf-k60")
+        for name in ("default", "bm25", "dense", "bigram", "bm25-dense", "linear-minmax", "rrf-k60")
         for arg in ("--config", str(ROOT / "bench" / "configs" / f"{name}.toml"))
     ),
 ]
