@@ -19,7 +19,7 @@ from tansaku.embed.cache import CachedEmbedder
 from tansaku.errors import LoadError
 from tansaku.records import Record
 from tansaku.store.base import Filter, StoredPoint
-from tansaku.store.sparse import doc_vector
+from tansaku.store.sparse import doc_vector, term_ids
 from tansaku.text import get_analyzer
 
 BATCH = 256
@@ -214,7 +214,7 @@ def ingest_records(
     store = collection.store
     changed = inserts + updates
     analyzer = get_analyzer(cfg.split_mode)
-    terms = {r.id: analyzer.terms(r.text) for r in changed}
+    terms = {r.id: term_ids(analyzer.terms(r.text)) for r in changed}
 
     # Length statistics move first, so new vectors are written with the new averages.
     with collection.lock:
@@ -249,20 +249,22 @@ def ingest_records(
         arr = embedder.embed_passages([r.text for r in to_embed], progress=advance)
         vectors = {r.id: arr[i] for i, r in enumerate(to_embed)}
 
-    points = []
-    for r in changed:
+    def point(r: Record) -> StoredPoint:
         st = collection.state.stats(tenant, r.field)
+        ids = terms.pop(r.id)  # built a batch at a time and let go: memory stays bounded
         sparse = doc_vector(
-            terms[r.id], k1=cfg.bm25_k1, b=cfg.bm25_b, avgdl=st.avgdl_written or st.avgdl or 1.0
+            ids, k1=cfg.bm25_k1, b=cfg.bm25_b, avgdl=st.avgdl_written or st.avgdl or 1.0
         )
-        points.append(StoredPoint(r, sparse, vectors.get(r.id), hashes[r.id], len(terms[r.id])))
+        return StoredPoint(r, sparse, vectors.pop(r.id, None), hashes[r.id], len(ids))
+
     units = collection.needs_units and collection.has_units(tenant)
-    for i in range(0, len(points), BATCH):
+    for i in range(0, len(changed), BATCH):
+        batch = changed[i : i + BATCH]
         if units:  # units first: a crash in between leaves records that re-ingest rewrites
-            collection.units.replace(tenant, changed[i : i + BATCH])
-        store.upsert(tenant, points[i : i + BATCH])
+            collection.units.replace(tenant, batch)
+        store.upsert(tenant, [point(r) for r in batch])
         if progress is not None:
-            progress("write", min(i + BATCH, len(points)), len(points))
+            progress("write", min(i + BATCH, len(changed)), len(changed))
     for i in range(0, len(deletes), BATCH):
         store.delete(tenant, deletes[i : i + BATCH])
         if units:  # after the records: an orphan unit finds no record and is dropped

@@ -13,6 +13,7 @@ Lucene's BM25 (without the query-term-frequency factor).
 from __future__ import annotations
 
 import hashlib
+from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -36,13 +37,23 @@ def term_id(term: str) -> int:
     return int.from_bytes(digest, "little") & 0x7FFFFFFF
 
 
-def doc_vector(terms: Sequence[str], *, k1: float, b: float, avgdl: float) -> SparseVec:
-    """The BM25 term-frequency part of every distinct term of a document."""
+def term_ids(terms: Iterable[str]) -> array[int]:
+    """The ids of a document's terms, in order, as a compact array (4 bytes a term: an ingest
+    of a million records keeps these rather than the term strings)."""
+    return array("I", map(term_id, terms))
+
+
+def doc_vector(
+    terms: Sequence[str] | array[int], *, k1: float, b: float, avgdl: float
+) -> SparseVec:
+    """The BM25 term-frequency part of every distinct term of a document (terms, or their ids
+    from :func:`term_ids`)."""
     if not terms:
         return SparseVec((), ())
     dl = len(terms)
     norm = k1 * (1.0 - b + b * dl / max(avgdl, 1e-9))
-    tf = Counter(map(term_id, terms))  # two terms sharing an id (a hash collision) add up
+    ids = terms if isinstance(terms, array) else map(term_id, terms)
+    tf = Counter(ids)  # two terms sharing an id (a hash collision) add up
     idx = sorted(tf)
     kp1 = k1 + 1.0
     return SparseVec(tuple(idx), tuple(tf[i] * kp1 / (tf[i] + norm) for i in idx))
