@@ -19,12 +19,12 @@ import qdrant_edge as qe
 
 from tansaku.records import Record
 from tansaku.store.base import Filter, ScoredRecord, StoredPoint, payload_metadata
+from tansaku.store.shard import ShardOwner, open_shard
 from tansaku.store.sparse import SparseVec
 
 _NS = uuid.UUID("6f1c7a52-3b8e-4f0a-9d1e-7a5b2c9e4d10")
 DENSE = "dense"
 SPARSE = "bm25"
-_INDEXED_KEYWORDS = ("doc_id", "field", "rid", "meta.source_type", "meta.store")
 _EXACT_BELOW = 20_000  # brute force is exact and fast enough below this many points
 _HNSW_EF = 256
 OPTIMIZE_MIN_CHANGED = 1_000  # ingests that change fewer points leave indexing to a later one
@@ -80,7 +80,7 @@ def _payload(with_text: bool) -> Any:
     return True if with_text else _CANDIDATE_PAYLOAD
 
 
-class EdgeStore:
+class EdgeStore(ShardOwner):
     """A :class:`~tansaku.store.base.Store` on one qdrant-edge shard."""
 
     def __init__(self, path: str | Path, *, dim: int) -> None:
@@ -89,28 +89,11 @@ class EdgeStore:
         self._lock = threading.RLock()
         self._total: int | None = None  # cached point count; None after any write
         self._counts: dict[str, int] = {}  # cached count() results; cleared by any write
-        if (self.path / "edge_config.json").exists() or (self.path / "segments").exists():
-            self._shard = qe.EdgeShard.load(str(self.path))
-        else:
-            self.path.mkdir(parents=True, exist_ok=True)
-            cfg = qe.EdgeConfig(
-                vectors={DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
-                sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
-            )
-            self._shard = qe.EdgeShard.create(str(self.path), cfg)
-            self._create_indexes()
-
-    def _create_indexes(self) -> None:
-        self._shard.update(
-            qe.UpdateOperation.create_field_index("tenant", qe.KeywordIndexParams(is_tenant=True))
+        cfg = qe.EdgeConfig(
+            vectors={DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
+            sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
         )
-        for key in _INDEXED_KEYWORDS:
-            self._shard.update(
-                qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword)
-            )
-        self._shard.update(
-            qe.UpdateOperation.create_field_index("date_int", qe.PayloadSchemaType.Integer)
-        )
+        self._shard, _ = open_shard(self.path, cfg)
 
     # -- writes -------------------------------------------------------------------------
     def upsert(self, tenant: str, points: Sequence[StoredPoint]) -> None:
@@ -331,19 +314,3 @@ class EdgeStore:
         switch from exact to HNSW at ``_EXACT_BELOW`` points, and new points stay brute-force
         searchable until :meth:`optimize` runs."""
         return changed >= OPTIMIZE_MIN_CHANGED and self.total() >= _EXACT_BELOW
-
-    def optimize(self) -> None:
-        """Build the vector index and merge segments (~46 s per 100k points on 2 cores)."""
-        with self._lock:
-            self._shard.optimize()
-
-    def flush(self) -> None:
-        with self._lock:
-            self._shard.flush()
-
-    def close(self) -> None:
-        with self._lock:
-            if self._shard is not None:
-                self._shard.flush()
-                self._shard.close()
-                self._shard = None  # type: ignore[assignment]

@@ -35,6 +35,7 @@ import qdrant_edge as qe
 from tansaku.records import Record
 from tansaku.store.base import Filter, ScoredRecord, payload_metadata
 from tansaku.store.edge import _conditions, _date_int
+from tansaku.store.shard import ShardOwner, open_shard
 from tansaku.store.sparse import doc_vector, term_id
 from tansaku.text.ngram import bigrams, unit_texts
 
@@ -44,7 +45,6 @@ K1 = 0.9
 B = 0.4
 AVG_UNIT_BIGRAMS = 60.0  # a title plus one Japanese sentence; units are sentences everywhere
 FETCH_FACTOR = 2  # units fetched per wanted record (a record can own several matching units)
-_INDEXED_KEYWORDS = ("rid", "doc_id", "field", "meta.source_type", "meta.store")
 BATCH = 512
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS df (
@@ -70,21 +70,15 @@ def idf(n_units: int, df: int) -> float:
     return math.log(1.0 + (n_units - df + 0.5) / (df + 0.5))
 
 
-class UnitStore:
+class UnitStore(ShardOwner):
     """The unit shard of one collection, with its document-frequency table."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._lock = threading.RLock()
-        fresh = not ((self.path / "edge_config.json").exists() or (self.path / "segments").exists())
-        self.path.mkdir(parents=True, exist_ok=True)
+        cfg = qe.EdgeConfig(vectors={}, sparse_vectors={SPARSE: qe.EdgeSparseVectorParams()})
+        self._shard, fresh = open_shard(self.path, cfg)
         self.created = fresh  # a new, empty shard: whatever was built before is gone
-        if fresh:
-            cfg = qe.EdgeConfig(vectors={}, sparse_vectors={SPARSE: qe.EdgeSparseVectorParams()})
-            self._shard = qe.EdgeShard.create(str(self.path), cfg)
-            self._create_indexes()
-        else:
-            self._shard = qe.EdgeShard.load(str(self.path))
         self._db = sqlite3.connect(str(self.path / "df.sqlite"), check_same_thread=False)
         self._db.executescript(_SCHEMA)
         if fresh:  # a table left from an earlier shard of the same folder counts nothing now
@@ -93,18 +87,6 @@ class UnitStore:
                 self._db.execute("DELETE FROM units")
         if self._dirty():
             self.recount()
-
-    def _create_indexes(self) -> None:
-        self._shard.update(
-            qe.UpdateOperation.create_field_index("tenant", qe.KeywordIndexParams(is_tenant=True))
-        )
-        for key in _INDEXED_KEYWORDS:
-            self._shard.update(
-                qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword)
-            )
-        self._shard.update(
-            qe.UpdateOperation.create_field_index("date_int", qe.PayloadSchemaType.Integer)
-        )
 
     # -- document frequencies -----------------------------------------------------------
     def _dirty(self) -> bool:
@@ -314,18 +296,7 @@ class UnitStore:
                 break
         return list(best.values())
 
-    def optimize(self) -> None:
-        with self._lock:
-            self._shard.optimize()
-
-    def flush(self) -> None:
-        with self._lock:
-            self._shard.flush()
-
     def close(self) -> None:
         with self._lock:
-            if self._shard is not None:
-                self._shard.flush()
-                self._shard.close()
-                self._shard = None  # type: ignore[assignment]
+            super().close()
             self._db.close()
