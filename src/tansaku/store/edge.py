@@ -18,8 +18,8 @@ import numpy as np
 import qdrant_edge as qe
 
 from tansaku.records import Record
-from tansaku.store.base import Filter, ScoredRecord, StoredPoint, payload_metadata
-from tansaku.store.shard import ShardOwner, open_shard
+from tansaku.store.base import Filter, ScoredRecord, StoredPoint
+from tansaku.store.shard import ShardOwner, filter_payload, open_shard, tenant_filter
 from tansaku.store.sparse import SparseVec
 
 _NS = uuid.UUID("6f1c7a52-3b8e-4f0a-9d1e-7a5b2c9e4d10")
@@ -32,34 +32,6 @@ OPTIMIZE_MIN_CHANGED = 1_000  # ingests that change fewer points leave indexing 
 
 def point_id(tenant: str, rid: str) -> str:
     return str(uuid.uuid5(_NS, f"{tenant}\x00{rid}"))
-
-
-def _date_int(value: Any) -> int | None:
-    if not isinstance(value, str) or len(value) < 10:
-        return None
-    digits = value[:10].replace("-", "")
-    return int(digits) if digits.isdigit() and len(digits) == 8 else None
-
-
-def _conditions(tenant: str, flt: Filter | None) -> list[Any]:
-    must: list[Any] = [qe.FieldCondition("tenant", match=qe.MatchValue(tenant))]
-    if flt is None:
-        return must
-    if flt.fields:
-        must.append(qe.FieldCondition("field", match=qe.MatchAny(list(flt.fields))))
-    if flt.doc_ids:
-        must.append(qe.FieldCondition("doc_id", match=qe.MatchAny(list(flt.doc_ids))))
-    for key, value in flt.equals.items():
-        must.append(qe.FieldCondition(f"meta.{key}", match=qe.MatchValue(value)))
-    for key, values in flt.any_of.items():
-        must.append(qe.FieldCondition(f"meta.{key}", match=qe.MatchAny(list(values))))
-    if flt.date_from or flt.date_to:
-        rng = qe.RangeFloat(
-            gte=float(flt.date_from.strftime("%Y%m%d")) if flt.date_from else None,
-            lte=float(flt.date_to.strftime("%Y%m%d")) if flt.date_to else None,
-        )
-        must.append(qe.FieldCondition("date_int", range=rng))
-    return must
 
 
 def _to_record(payload: dict[str, Any]) -> Record:
@@ -102,20 +74,12 @@ class EdgeStore(ShardOwner):
         qpoints = []
         for p in points:
             rec = p.record
-            meta = payload_metadata(rec.metadata)
-            payload: dict[str, Any] = {
-                "tenant": tenant,
-                "rid": rec.id,
-                "doc_id": rec.doc_id,
-                "field": rec.field,
+            payload = {
+                **filter_payload(tenant, rec),
                 "text": rec.text,
-                "meta": meta,
                 "hash": p.content_hash,
                 "bm25_len": p.bm25_len,
             }
-            d = _date_int(meta.get("date"))
-            if d is not None:
-                payload["date_int"] = d
             vector: dict[str, Any] = {
                 SPARSE: qe.SparseVector(list(p.sparse.indices), list(p.sparse.values))
             }
@@ -157,9 +121,7 @@ class EdgeStore(ShardOwner):
             if key not in self._counts:
                 self._counts[key] = int(
                     self._shard.count(
-                        qe.CountRequest(
-                            filter=qe.Filter(must=_conditions(tenant, filter)), exact=True
-                        )
+                        qe.CountRequest(filter=tenant_filter(tenant, filter), exact=True)
                     )
                 )
             return self._counts[key]
@@ -190,7 +152,7 @@ class EdgeStore(ShardOwner):
     ) -> list[dict[str, Any]]:
         """Every payload (or the selected keys) of the tenant's records matching ``filter``."""
         selector: Any = qe.PayloadSelector.Include(list(keys)) if keys else True
-        flt = qe.Filter(must=_conditions(tenant, filter))
+        flt = tenant_filter(tenant, filter)
         out: list[dict[str, Any]] = []
         offset = None
         with self._lock:
@@ -242,7 +204,7 @@ class EdgeStore(ShardOwner):
             query=qe.Query.Nearest(
                 qe.SparseVector(list(query.indices), list(query.values)), using=SPARSE
             ),
-            filter=qe.Filter(must=_conditions(tenant, filter)),
+            filter=tenant_filter(tenant, filter),
             with_payload=_payload(with_text),
             params=self._idf_params(tenant, filter),
         )
@@ -260,7 +222,7 @@ class EdgeStore(ShardOwner):
         req = qe.QueryRequest(
             limit=limit,
             query=qe.Query.Nearest(np.asarray(vector, dtype=np.float32).tolist(), using=DENSE),
-            filter=qe.Filter(must=_conditions(tenant, filter)),
+            filter=tenant_filter(tenant, filter),
             with_payload=_payload(with_text),
             params=self._params(dense=True),
         )
@@ -278,7 +240,7 @@ class EdgeStore(ShardOwner):
         weights: Sequence[float] | None = None,
         candidates: int = 100,
     ) -> list[ScoredRecord]:
-        flt = qe.Filter(must=_conditions(tenant, filter))
+        flt = tenant_filter(tenant, filter)
         prefetches = [
             qe.Prefetch(
                 candidates,

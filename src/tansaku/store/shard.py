@@ -1,4 +1,5 @@
-"""One qdrant-edge shard on disk, as the record store and the unit store both hold one.
+"""One qdrant-edge shard on disk, as the record store and the unit store both hold one: opening
+it, the payload a record's points carry for filtering, and the filter every read uses.
 
 Opening creates the shard (with the tenant index and the payload indexes every search filters
 on) or loads it; :class:`ShardOwner` gives its holder ``optimize``/``flush``/``close`` under the
@@ -10,8 +11,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import qdrant_edge as qe
+
+from tansaku.records import Record
+from tansaku.store.base import Filter, payload_metadata
 
 # payload keys every search may filter on: record id, document, field, the common metadata
 INDEXED_KEYWORDS = ("rid", "doc_id", "field", "meta.source_type", "meta.store")
@@ -33,6 +38,53 @@ def open_shard(
         shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword))
     shard.update(qe.UpdateOperation.create_field_index("date_int", qe.PayloadSchemaType.Integer))
     return shard, True
+
+
+def _date_int(value: Any) -> int | None:
+    if not isinstance(value, str) or len(value) < 10:
+        return None
+    digits = value[:10].replace("-", "")
+    return int(digits) if digits.isdigit() and len(digits) == 8 else None
+
+
+def tenant_filter(tenant: str, flt: Filter | None = None) -> qe.Filter:
+    """The tenant's condition and the :class:`Filter`'s, as one engine filter: every read of
+    either shard goes through here, so no query can cross teams."""
+    must: list[Any] = [qe.FieldCondition("tenant", match=qe.MatchValue(tenant))]
+    if flt is None:
+        return qe.Filter(must=must)
+    if flt.fields:
+        must.append(qe.FieldCondition("field", match=qe.MatchAny(list(flt.fields))))
+    if flt.doc_ids:
+        must.append(qe.FieldCondition("doc_id", match=qe.MatchAny(list(flt.doc_ids))))
+    for key, value in flt.equals.items():
+        must.append(qe.FieldCondition(f"meta.{key}", match=qe.MatchValue(value)))
+    for key, values in flt.any_of.items():
+        must.append(qe.FieldCondition(f"meta.{key}", match=qe.MatchAny(list(values))))
+    if flt.date_from or flt.date_to:
+        rng = qe.RangeFloat(
+            gte=float(flt.date_from.strftime("%Y%m%d")) if flt.date_from else None,
+            lte=float(flt.date_to.strftime("%Y%m%d")) if flt.date_to else None,
+        )
+        must.append(qe.FieldCondition("date_int", range=rng))
+    return qe.Filter(must=must)
+
+
+def filter_payload(tenant: str, rec: Record) -> dict[str, Any]:
+    """The payload every point of a record carries for filtering (tenant, ids, field, metadata
+    and the date as an integer for range conditions)."""
+    meta = payload_metadata(rec.metadata)
+    payload: dict[str, Any] = {
+        "tenant": tenant,
+        "rid": rec.id,
+        "doc_id": rec.doc_id,
+        "field": rec.field,
+        "meta": meta,
+    }
+    d = _date_int(meta.get("date"))
+    if d is not None:
+        payload["date_int"] = d
+    return payload
 
 
 class ShardOwner:

@@ -33,9 +33,8 @@ from typing import Any
 import qdrant_edge as qe
 
 from tansaku.records import Record
-from tansaku.store.base import Filter, ScoredRecord, payload_metadata
-from tansaku.store.edge import _conditions, _date_int
-from tansaku.store.shard import ShardOwner, open_shard
+from tansaku.store.base import Filter, ScoredRecord
+from tansaku.store.shard import ShardOwner, filter_payload, open_shard, tenant_filter
 from tansaku.store.sparse import doc_vector, term_id
 from tansaku.text.ngram import bigrams, unit_texts
 
@@ -166,17 +165,7 @@ class UnitStore(ShardOwner):
         terms: Delta = Counter()
         units: Counter[str] = Counter()
         for rec in records:
-            meta = payload_metadata(rec.metadata)
-            base: dict[str, Any] = {
-                "tenant": tenant,
-                "rid": rec.id,
-                "doc_id": rec.doc_id,
-                "field": rec.field,
-                "meta": meta,
-            }
-            d = _date_int(meta.get("date"))
-            if d is not None:
-                base["date_int"] = d
+            base = filter_payload(tenant, rec)
             for n, text in enumerate(unit_texts(rec.text, rec.metadata)):
                 vec = doc_vector(bigrams(text), k1=K1, b=B, avgdl=AVG_UNIT_BIGRAMS)
                 if not len(vec):
@@ -232,9 +221,7 @@ class UnitStore(ShardOwner):
     def count(self, tenant: str, filter: Filter | None = None) -> int:
         with self._lock:
             return int(
-                self._shard.count(
-                    qe.CountRequest(filter=qe.Filter(must=_conditions(tenant, filter)), exact=True)
-                )
+                self._shard.count(qe.CountRequest(filter=tenant_filter(tenant, filter), exact=True))
             )
 
     def idf_weights(
@@ -277,7 +264,7 @@ class UnitStore(ShardOwner):
         req = qe.QueryRequest(
             limit=limit * FETCH_FACTOR,
             query=qe.Query.Nearest(qe.SparseVector(idx, [weights[i] for i in idx]), using=SPARSE),
-            filter=qe.Filter(must=_conditions(tenant, filter)),
+            filter=tenant_filter(tenant, filter),
             with_payload=qe.PayloadSelector.Include(["rid", "doc_id"]),
         )
         with self._lock:
