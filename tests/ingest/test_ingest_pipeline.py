@@ -184,3 +184,45 @@ def test_team_names_are_validated(ts, notes):
     d, cfg = notes
     with pytest.raises(tansaku.errors.ConfigError, match="チーム名"):
         ts.ingest([d], collection="notes", team="../etc", config=cfg)
+
+
+def _bm25_only(name: str) -> CollectionConfig:
+    return CollectionConfig(name=name, axes=(tansaku.Axis(name="b", mode=tansaku.AxisMode.BM25),))
+
+
+def _rec(doc: str, n: int, text: str) -> tansaku.Record:
+    return tansaku.Record(id=f"{doc}:body:{n}", doc_id=doc, field="body", text=text)
+
+
+def test_ingest_without_sync_reads_only_its_documents_yet_drops_their_stale_chunks(ts):
+    cfg = _bm25_only("daily")
+    first = [_rec("日報-1", i, f"{i}番目の売上報告です。レジ締めで差額なし。") for i in range(3)]
+    other = [_rec("日報-2", 0, "渋谷店の在庫確認。冷蔵庫の温度が高め。")]
+    ts.ingest_records(first + other, collection="daily", config=cfg)
+    # 日報-1 now has one chunk: the two others are stale; 日報-2 is not in this run and stays
+    report = ts.ingest_records(
+        [_rec("日報-1", 0, "売上報告を一つにまとめました。")], collection="daily"
+    )
+    assert (report.updated, report.deleted, report.unchanged) == (1, 2, 0)
+    store = ts.collection("daily").store
+    assert {r.id for r in store.get("default", ["日報-2:body:0", "日報-1:body:1"])} == {
+        "日報-2:body:0"
+    }
+    st = ts.collection("daily").state.stats("default", "body")
+    assert st.count == 2
+
+
+def test_a_record_id_that_changes_document_is_an_update_not_a_second_count(ts):
+    cfg = _bm25_only("moved")
+    rec = tansaku.Record(
+        id="手順書:本文", doc_id="手順書-旧", field="body", text="開店前の清掃手順。"
+    )
+    ts.ingest_records([rec], collection="moved", config=cfg)
+    moved = tansaku.Record(
+        id="手順書:本文", doc_id="手順書-新", field="body", text="開店前の清掃手順。"
+    )
+    report = ts.ingest_records([moved], collection="moved")
+    assert (report.inserted, report.updated) == (0, 1)
+    col = ts.collection("moved")
+    assert col.state.stats("default", "body").count == 1
+    assert col.store.get("default", ["手順書:本文"])[0].doc_id == "手順書-新"

@@ -23,6 +23,7 @@ from tansaku.store.sparse import doc_vector, term_ids
 from tansaku.text import get_analyzer
 
 BATCH = 256
+DOC_CHUNK = 1_000  # documents per read of what is stored
 ProgressFn = Callable[[str, int, int], None]  # (stage, done, total)
 
 
@@ -116,6 +117,39 @@ def _dedupe(records: Iterable[Record]) -> tuple[list[Record], list[AuditRow]]:
     return list(seen.values()), skipped
 
 
+def _stored(
+    collection: Collection,
+    tenant: str,
+    recs: Sequence[Record],
+    docs: set[str] | None,
+    *,
+    meta: bool,
+) -> dict[str, dict[str, Any]]:
+    """What is stored of the tenant's records, by record id: every record (``docs`` is None),
+    or those of the given documents plus any incoming record id stored under another document.
+    Read ``DOC_CHUNK`` documents a call, so an ingest into a large collection costs what it
+    brings, not what is already there."""
+    keys = ["rid", "doc_id", "field", "hash", "bm25_len"] + (["meta"] if meta else [])
+    store = collection.store
+    if docs is None:
+        return {p["rid"]: p for p in store.scan(tenant, keys=keys)}
+
+    def read(doc_ids: Iterable[str]) -> None:
+        ordered = sorted(doc_ids)
+        for i in range(0, len(ordered), DOC_CHUNK):
+            flt = Filter(doc_ids=tuple(ordered[i : i + DOC_CHUNK]))
+            out.update((p["rid"], p) for p in store.scan(tenant, flt, keys=keys))
+
+    out: dict[str, dict[str, Any]] = {}
+    read(docs)
+    missing = [r.id for r in recs if r.id not in out]
+    moved: set[str] = set()
+    for i in range(0, len(missing), DOC_CHUNK):  # a record id that changed documents
+        moved.update(r.doc_id for r in store.get(tenant, missing[i : i + DOC_CHUNK]))
+    read(moved - docs)
+    return out
+
+
 def _under(source: str, roots: Sequence[Path]) -> bool:
     try:
         p = Path(source).resolve()
@@ -146,20 +180,20 @@ def ingest_records(
     recs, audit = _dedupe(records)
     skipped = len(audit)
     fresh = dry_run and not (collection.path / "shard").exists()
+    produced_docs = {r.doc_id for r in recs}
     existing = (
         {}
         if fresh
-        else {
-            p["rid"]: p
+        else _stored(
+            collection,
+            tenant,
+            recs,
+            # without a sync, only the documents of this run can change: read just those
+            None if (sync_all or sync_roots) else produced_docs,
             # metadata (the source path) is only needed to find documents gone from sync roots
-            for p in collection.store.scan(
-                tenant,
-                keys=["rid", "doc_id", "field", "hash", "bm25_len"]
-                + (["meta"] if sync_roots else []),
-            )
-        }
+            meta=bool(sync_roots),
+        )
     )
-    produced_docs = {r.doc_id for r in recs}
     produced_ids = {r.id for r in recs}
     inserts: list[Record] = []
     updates: list[Record] = []
