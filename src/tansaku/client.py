@@ -80,6 +80,7 @@ class Tansaku:
                 self._embedder = None
             if self._services is not None:
                 self._services.embedder = None
+            self.events.close()
 
     def __enter__(self) -> Tansaku:
         return self

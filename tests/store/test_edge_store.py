@@ -57,3 +57,33 @@ def test_large_writes_build_the_index_and_search_still_works(tmp_path, monkeypat
         assert s.search_dense("team-a", vec, limit=1)[0].record.id == "r2:body"
     finally:
         s.close()
+
+
+def test_a_sole_team_searches_without_the_team_condition_but_never_returns_another_team(
+    tmp_path,
+):
+    from tansaku.testing.embedders import HashEmbedder
+    from tansaku.testing.store_contract import q
+
+    s = EdgeStore(tmp_path / "shard", dim=DIM)
+    vec = HashEmbedder(DIM).embed_queries(["冷蔵庫の温度"])[0]
+    try:
+        s.upsert("team-a", make_points())
+        assert s._sole("team-a") and not s._sole("team-b")
+        assert s.search_dense("team-b", vec, limit=10) == []  # team-b has nothing: filtered
+        assert s.search_sparse("team-b", q("冷蔵庫"), limit=10) == []
+        s.upsert("team-b", make_points()[:2])
+        assert not s._sole("team-a")  # the write cleared the cached counts
+        # a stale "sole" (another process wrote, say) costs results, never another team's
+        s._counts[f"team-b\x00{None!r}"] = s.total()
+        assert s._sole("team-b")
+        for hits in (
+            s.search_dense("team-b", vec, limit=10),
+            s.search_sparse("team-b", q("冷蔵庫"), limit=10),
+            s.search_hybrid("team-b", sparse=q("冷蔵庫"), dense=vec, limit=10),
+        ):
+            # the engine ran without the team condition (6 points match); team-b owns 2
+            assert hits and len(hits) <= 2
+            assert {h.record.id for h in hits} <= {"r1:body", "r2:body"}
+    finally:
+        s.close()

@@ -138,3 +138,15 @@ def test_an_interrupted_write_is_recounted_on_open(tmp_path) -> None:
         assert after == pytest.approx(before, rel=1e-6)
     finally:
         again.close()
+
+
+def test_a_sole_team_searches_without_the_team_condition_but_never_returns_another(
+    units,
+) -> None:
+    units.replace("team-a", [RAIN, MAHLER])
+    assert units._sole("team-a") and not units._sole("team-b")
+    assert units.search("team-b", "梅雨前線", limit=5) == []
+    units.replace("team-b", [Record(id="b#0", doc_id="b", field="body", text="梅雨前線の話。")])
+    assert not units._sole("team-a")  # the write cleared the cached team list
+    units._tenants = frozenset({"team-b"})  # stale: as if team-a's units were not there
+    assert [h.record.id for h in units.search("team-b", "梅雨前線", limit=5)] == ["b#0"]

@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from tansaku.search.types import SearchResult
 
@@ -69,6 +69,7 @@ class SearchEventLog:
         self.path = Path(path) if path is not None else None
         self.counters = SearchCounters()
         self._lock = threading.Lock()
+        self._fh: TextIO | None = None  # opened at the first event, kept open (0.3 ms a search)
 
     def emit(self, result: SearchResult) -> dict[str, Any]:
         event = build_event(result)
@@ -78,11 +79,19 @@ class SearchEventLog:
             if event["zero_hit"]:
                 self.counters.zero_hit += 1
             if self.path is not None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                with self.path.open("a", encoding="utf-8") as fh:
-                    fh.write(line + "\n")
+                if self._fh is None or self._fh.closed:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    self._fh = self.path.open("a", encoding="utf-8")
+                self._fh.write(line + "\n")
+                self._fh.flush()  # one line, one append: readers see whole events
         log.info("%s", line)
         return event
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fh is not None:
+                self._fh.close()
+                self._fh = None
 
 
 def read_events(path: str | Path) -> list[dict[str, Any]]:

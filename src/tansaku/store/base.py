@@ -90,9 +90,9 @@ class Store(Protocol):
         limit: int = 10,
         with_text: bool = True,
     ) -> list[ScoredRecord]:
-        """``with_text=False``: records without their text (id, document, field and metadata
-        only), for candidates of which the caller keeps a few and reads those with
-        :meth:`get`."""
+        """``with_text=False``: candidates — records with their id, document and field and,
+        of their metadata, ``source_type`` only (no text) — of which the caller keeps a few and
+        reads those with :meth:`get`."""
         ...
 
     def search_dense(

@@ -19,7 +19,14 @@ import qdrant_edge as qe
 
 from tansaku.records import Record
 from tansaku.store.base import Filter, ScoredRecord, StoredPoint
-from tansaku.store.shard import ShardOwner, filter_payload, open_shard, tenant_filter
+from tansaku.store.shard import (
+    ShardOwner,
+    filter_payload,
+    open_shard,
+    owned,
+    search_filter,
+    tenant_filter,
+)
 from tansaku.store.sparse import SparseVec
 
 _NS = uuid.UUID("6f1c7a52-3b8e-4f0a-9d1e-7a5b2c9e4d10")
@@ -44,8 +51,11 @@ def _to_record(payload: dict[str, Any]) -> Record:
     )
 
 
-# what a candidate needs to be grouped, fused, merged and filtered: everything but the text
-_CANDIDATE_PAYLOAD = qe.PayloadSelector.Include(["rid", "doc_id", "field", "meta"])
+# what a candidate needs to be checked, grouped, fused and merged (source weights): not the
+# text nor the rest of the metadata (reading payloads is most of our cost per candidate)
+_CANDIDATE_PAYLOAD = qe.PayloadSelector.Include(
+    ["tenant", "rid", "doc_id", "field", "meta.source_type"]
+)
 
 
 def _payload(with_text: bool) -> Any:
@@ -183,10 +193,15 @@ class EdgeStore(ShardOwner):
             corpus.append(qe.FieldCondition("field", match=qe.MatchAny(list(filter.fields))))
         return qe.SearchParams(idf=qe.IdfParams(corpus=qe.Filter(must=corpus)))
 
-    def _run(self, request: qe.QueryRequest) -> list[ScoredRecord]:
+    def _sole(self, tenant: str) -> bool:
+        """Whether every point of the shard is the tenant's (cached counts: free per query)."""
+        total = self.total()
+        return total > 0 and self.count(tenant) == total
+
+    def _run(self, tenant: str, request: qe.QueryRequest) -> list[ScoredRecord]:
         with self._lock:
             points = self._shard.query(request)
-        return [ScoredRecord(_to_record(p.payload or {}), float(p.score)) for p in points]
+        return [ScoredRecord(_to_record(p.payload), float(p.score)) for p in owned(points, tenant)]
 
     def search_sparse(
         self,
@@ -204,11 +219,11 @@ class EdgeStore(ShardOwner):
             query=qe.Query.Nearest(
                 qe.SparseVector(list(query.indices), list(query.values)), using=SPARSE
             ),
-            filter=tenant_filter(tenant, filter),
+            filter=search_filter(tenant, filter, sole=self._sole(tenant)),
             with_payload=_payload(with_text),
             params=self._idf_params(tenant, filter),
         )
-        return [h for h in self._run(req) if h.score > 0]
+        return [h for h in self._run(tenant, req) if h.score > 0]
 
     def search_dense(
         self,
@@ -222,11 +237,11 @@ class EdgeStore(ShardOwner):
         req = qe.QueryRequest(
             limit=limit,
             query=qe.Query.Nearest(np.asarray(vector, dtype=np.float32).tolist(), using=DENSE),
-            filter=tenant_filter(tenant, filter),
+            filter=search_filter(tenant, filter, sole=self._sole(tenant)),
             with_payload=_payload(with_text),
             params=self._params(dense=True),
         )
-        return self._run(req)
+        return self._run(tenant, req)
 
     def search_hybrid(
         self,
@@ -240,7 +255,7 @@ class EdgeStore(ShardOwner):
         weights: Sequence[float] | None = None,
         candidates: int = 100,
     ) -> list[ScoredRecord]:
-        flt = tenant_filter(tenant, filter)
+        flt = search_filter(tenant, filter, sole=self._sole(tenant))
         prefetches = [
             qe.Prefetch(
                 candidates,
@@ -269,7 +284,7 @@ class EdgeStore(ShardOwner):
             query=qe.Fusion.Rrf(k=k, weights=w),  # type: ignore[arg-type]
             with_payload=True,
         )
-        return self._run(req)
+        return self._run(tenant, req)
 
     def needs_index(self, changed: int) -> bool:
         """Whether a write of ``changed`` points is worth building the HNSW index for: searches

@@ -34,7 +34,14 @@ import qdrant_edge as qe
 
 from tansaku.records import Record
 from tansaku.store.base import Filter, ScoredRecord
-from tansaku.store.shard import ShardOwner, filter_payload, open_shard, tenant_filter
+from tansaku.store.shard import (
+    ShardOwner,
+    filter_payload,
+    open_shard,
+    owned,
+    search_filter,
+    tenant_filter,
+)
 from tansaku.store.sparse import doc_vector, term_id
 from tansaku.text.ngram import bigrams, unit_texts
 
@@ -80,6 +87,7 @@ class UnitStore(ShardOwner):
         self.created = fresh  # a new, empty shard: whatever was built before is gone
         self._db = sqlite3.connect(str(self.path / "df.sqlite"), check_same_thread=False)
         self._db.executescript(_SCHEMA)
+        self._tenants: frozenset[str] | None = None  # teams with units; None after a write
         if fresh:  # a table left from an earlier shard of the same folder counts nothing now
             with self._db:
                 self._db.execute("DELETE FROM df")
@@ -102,6 +110,7 @@ class UnitStore(ShardOwner):
 
     def _apply(self, tenant: str, terms: Delta, units: Counter[str]) -> None:
         """Add the changes to the counts and clear the dirty mark, in one transaction."""
+        self._tenants = None
         with self._db:
             self._db.executemany(
                 "INSERT INTO df (tenant, term, field, n) VALUES (?, ?, ?, ?) "
@@ -218,6 +227,14 @@ class UnitStore(ShardOwner):
         return terms, units
 
     # -- reads --------------------------------------------------------------------------
+    def _sole(self, tenant: str) -> bool:
+        """Whether every unit is the tenant's (from the count table, cached until a write)."""
+        with self._lock:
+            if self._tenants is None:
+                rows = self._db.execute("SELECT DISTINCT tenant FROM units WHERE n > 0")
+                self._tenants = frozenset(t for (t,) in rows.fetchall())
+            return self._tenants == {tenant}
+
     def count(self, tenant: str, filter: Filter | None = None) -> int:
         with self._lock:
             return int(
@@ -264,13 +281,13 @@ class UnitStore(ShardOwner):
         req = qe.QueryRequest(
             limit=limit * FETCH_FACTOR,
             query=qe.Query.Nearest(qe.SparseVector(idx, [weights[i] for i in idx]), using=SPARSE),
-            filter=tenant_filter(tenant, filter),
-            with_payload=qe.PayloadSelector.Include(["rid", "doc_id"]),
+            filter=search_filter(tenant, filter, sole=self._sole(tenant)),
+            with_payload=qe.PayloadSelector.Include(["tenant", "rid", "doc_id"]),
         )
         with self._lock:
             points = self._shard.query(req)
         best: dict[str, ScoredRecord] = {}
-        for p in points:
+        for p in owned(points, tenant):
             score = float(p.score)
             payload = p.payload or {}
             rid = payload.get("rid")
