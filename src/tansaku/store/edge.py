@@ -19,6 +19,7 @@ import qdrant_edge as qe
 
 from tansaku.records import Record
 from tansaku.store.base import Filter, ScoredRecord, StoredPoint
+from tansaku.store.candidates import CandidateIndex, identity
 from tansaku.store.shard import (
     ShardOwner,
     filter_payload,
@@ -37,8 +38,12 @@ _HNSW_EF = 256
 OPTIMIZE_MIN_CHANGED = 1_000  # ingests that change fewer points leave indexing to a later one
 
 
+def point_uuid(tenant: str, rid: str) -> uuid.UUID:
+    return uuid.uuid5(_NS, f"{tenant}\x00{rid}")
+
+
 def point_id(tenant: str, rid: str) -> str:
-    return str(uuid.uuid5(_NS, f"{tenant}\x00{rid}"))
+    return str(point_uuid(tenant, rid))
 
 
 def _to_record(payload: dict[str, Any]) -> Record:
@@ -51,17 +56,6 @@ def _to_record(payload: dict[str, Any]) -> Record:
     )
 
 
-# what a candidate needs to be checked, grouped, fused and merged (source weights): not the
-# text nor the rest of the metadata (reading payloads is most of our cost per candidate)
-_CANDIDATE_PAYLOAD = qe.PayloadSelector.Include(
-    ["tenant", "rid", "doc_id", "field", "meta.source_type"]
-)
-
-
-def _payload(with_text: bool) -> Any:
-    return True if with_text else _CANDIDATE_PAYLOAD
-
-
 class EdgeStore(ShardOwner):
     """A :class:`~tansaku.store.base.Store` on one qdrant-edge shard."""
 
@@ -71,6 +65,7 @@ class EdgeStore(ShardOwner):
         self._lock = threading.RLock()
         self._total: int | None = None  # cached point count; None after any write
         self._counts: dict[str, int] = {}  # cached count() results; cleared by any write
+        self._candidates = CandidateIndex()  # point id -> what a text-less candidate needs
         cfg = qe.EdgeConfig(
             vectors={DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
             sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
@@ -100,14 +95,19 @@ class EdgeStore(ShardOwner):
             self._shard.update(qe.UpdateOperation.upsert_points(qpoints))
             self._total = None
             self._counts.clear()
+            self._candidates.remember(
+                (point_uuid(tenant, p.record.id), identity(tenant, p.record)) for p in points
+            )
 
     def delete(self, tenant: str, ids: Sequence[str]) -> None:
         if not ids:
             return
+        pids = [point_uuid(tenant, i) for i in ids]
         with self._lock:
-            self._shard.update(qe.UpdateOperation.delete_points([point_id(tenant, i) for i in ids]))
+            self._shard.update(qe.UpdateOperation.delete_points([str(p) for p in pids]))
             self._total = None
             self._counts.clear()
+            self._candidates.forget(pids)
 
     def update_sparse(self, tenant: str, vectors: dict[str, SparseVec]) -> None:
         """Replace the bm25 vector of existing records (used when field lengths drift)."""
@@ -203,6 +203,14 @@ class EdgeStore(ShardOwner):
             points = self._shard.query(request)
         return [ScoredRecord(_to_record(p.payload), float(p.score)) for p in owned(points, tenant)]
 
+    def _search(self, tenant: str, request: qe.QueryRequest, with_text: bool) -> list[ScoredRecord]:
+        """Whole records (``with_text``), or candidates: ids and scores from the engine, the
+        rest from the candidate index (no payload read)."""
+        if with_text:
+            return self._run(tenant, request)
+        with self._lock:
+            return self._candidates.resolve(self._shard, self._shard.query(request), tenant)
+
     def search_sparse(
         self,
         tenant: str,
@@ -220,10 +228,10 @@ class EdgeStore(ShardOwner):
                 qe.SparseVector(list(query.indices), list(query.values)), using=SPARSE
             ),
             filter=search_filter(tenant, filter, sole=self._sole(tenant)),
-            with_payload=_payload(with_text),
+            with_payload=with_text,
             params=self._idf_params(tenant, filter),
         )
-        return [h for h in self._run(tenant, req) if h.score > 0]
+        return [h for h in self._search(tenant, req, with_text) if h.score > 0]
 
     def search_dense(
         self,
@@ -238,10 +246,10 @@ class EdgeStore(ShardOwner):
             limit=limit,
             query=qe.Query.Nearest(np.asarray(vector, dtype=np.float32).tolist(), using=DENSE),
             filter=search_filter(tenant, filter, sole=self._sole(tenant)),
-            with_payload=_payload(with_text),
+            with_payload=with_text,
             params=self._params(dense=True),
         )
-        return self._run(tenant, req)
+        return self._search(tenant, req, with_text)
 
     def search_hybrid(
         self,
