@@ -199,22 +199,24 @@ class EngineTimer:
                 continue
             owner._shard = _TimedShard(owner._shard, self)
         for name in ("search_sparse", "search_dense", "get"):
-            setattr(store, name, self._wrap_store(getattr(store, name)))
+            setattr(store, name, self.timed(getattr(store, name), "store_ms"))
         if units is not None:
-            units.search = self._wrap_store(units.search)
+            units.search = self.timed(units.search, "store_ms")
 
     def reset(self) -> None:
         self.ms = self.store_ms = 0.0
 
-    def _wrap_store(self, inner: Any) -> Any:
-        def timed(*args: Any, **kwargs: Any) -> Any:
+    def timed(self, inner: Any, total: str) -> Any:
+        """``inner``, adding its wall time (ms) to the attribute ``total`` of this timer."""
+
+        def call(*args: Any, **kwargs: Any) -> Any:
             t0 = time.perf_counter()
             try:
                 return inner(*args, **kwargs)
             finally:
-                self.store_ms += (time.perf_counter() - t0) * 1000
+                setattr(self, total, getattr(self, total) + (time.perf_counter() - t0) * 1000)
 
-        return timed
+        return call
 
 
 class _TimedShard:
@@ -226,18 +228,7 @@ class _TimedShard:
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._inner, name)
-        if not callable(attr):
-            return attr
-        timer = self._timer
-
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            t0 = time.perf_counter()
-            try:
-                return attr(*args, **kwargs)
-            finally:
-                timer.ms += (time.perf_counter() - t0) * 1000
-
-        return timed
+        return self._timer.timed(attr, "ms") if callable(attr) else attr
 
 
 def latency(ts: Any, name: str, qs: list[str], runs: int, timer: EngineTimer) -> dict:
