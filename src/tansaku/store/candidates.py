@@ -37,22 +37,24 @@ def identity(tenant: str, rec: Record) -> Identity:
 
 
 class CandidateIndex:
-    """Point id → :data:`Identity`, bounded; its holder calls it under the shard's lock."""
+    """Point id (as ``uuid.UUID.int``: hashing and comparing ``UUID`` objects runs Python code,
+    a third of this class' time at first) → :data:`Identity`, bounded; its holder calls it
+    under the shard's lock."""
 
     def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
-        self._known: dict[uuid.UUID, Identity] = {}
+        self._known: dict[int, Identity] = {}
         self._max = max_entries
 
     def __len__(self) -> int:
         return len(self._known)
 
-    def remember(self, entries: Iterable[tuple[uuid.UUID, Identity]]) -> None:
+    def remember(self, entries: Iterable[tuple[int, Identity]]) -> None:
         self._known.update(entries)
         if len(self._known) > self._max:
             for key in list(islice(self._known, len(self._known) - self._max * 3 // 4)):
                 del self._known[key]
 
-    def forget(self, ids: Iterable[uuid.UUID]) -> None:
+    def forget(self, ids: Iterable[int]) -> None:
         for i in ids:
             self._known.pop(i, None)
 
@@ -62,18 +64,20 @@ class CandidateIndex:
     def resolve(self, shard: Any, points: Sequence[Any], tenant: str) -> list[ScoredRecord]:
         """The tenant's points as text-less records, best first; ids not seen yet are read
         in one ``retrieve``. Points of another team (or gone meanwhile) are dropped."""
-        idents = {p.id: self._known.get(p.id) for p in points}
-        missing = [i for i, ident in idents.items() if ident is None]
+        keys = [p.id.int for p in points]  # each ``p.id`` builds a new UUID: read it once
+        idents = [self._known.get(k) for k in keys]
+        missing = [k for k, ident in zip(keys, idents, strict=True) if ident is None]
         if missing:
             found = shard.retrieve(
-                missing, with_payload=qe.PayloadSelector.Include(_KEYS), with_vector=False
+                [uuid.UUID(int=k) for k in missing],
+                with_payload=qe.PayloadSelector.Include(_KEYS),
+                with_vector=False,
             )
-            fetched = {r.id: _from_payload(r.payload) for r in found if r.payload}
-            idents.update(fetched)
+            fetched = {r.id.int: _from_payload(r.payload) for r in found if r.payload}
+            idents = [i or fetched.get(k) for k, i in zip(keys, idents, strict=True)]
             self.remember(fetched.items())  # may forget older entries, some of them in use
         out: list[ScoredRecord] = []
-        for p in points:
-            ident = idents[p.id]
+        for p, ident in zip(points, idents, strict=True):
             if ident is None or ident[0] != tenant:
                 continue
             _, rid, doc_id, field, source_type = ident

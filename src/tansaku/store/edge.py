@@ -96,7 +96,7 @@ class EdgeStore(ShardOwner):
             self._total = None
             self._counts.clear()
             self._candidates.remember(
-                (point_uuid(tenant, p.record.id), identity(tenant, p.record)) for p in points
+                (point_uuid(tenant, p.record.id).int, identity(tenant, p.record)) for p in points
             )
 
     def delete(self, tenant: str, ids: Sequence[str]) -> None:
@@ -107,7 +107,7 @@ class EdgeStore(ShardOwner):
             self._shard.update(qe.UpdateOperation.delete_points([str(p) for p in pids]))
             self._total = None
             self._counts.clear()
-            self._candidates.forget(pids)
+            self._candidates.forget(p.int for p in pids)
 
     def update_sparse(self, tenant: str, vectors: dict[str, SparseVec]) -> None:
         """Replace the bm25 vector of existing records (used when field lengths drift)."""
