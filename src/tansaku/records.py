@@ -19,7 +19,7 @@ def record_id(doc_id: str, field_name: str, n: int | None = None) -> str:
     return f"{doc_id}:{field_name}" if n is None else f"{doc_id}:{field_name}:{n}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Record:
     """One searchable chunk.
 

@@ -111,6 +111,8 @@ def test_candidates_are_resolved_after_reopen_and_after_the_index_forgets(tmp_pa
         hits = again.search_dense("team-a", vec, limit=10, with_text=False)
         assert [(h.record.id, h.record.doc_id, h.record.field, h.score) for h in hits] == before
         assert all(h.record.metadata == {"source_type": "daily_report"} for h in hits)
+        with pytest.raises(TypeError):  # candidates share their metadata: read-only
+            hits[0].record.metadata["source_type"] = "manual"  # type: ignore[index]
         again._candidates = CandidateIndex(max_entries=2)  # forgets all but the newest 2
         again.upsert("team-a", make_points()[:3])
         assert len(again._candidates) <= 2

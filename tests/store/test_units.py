@@ -96,6 +96,40 @@ def test_units_survive_reopen(tmp_path) -> None:
         again.close()
 
 
+def test_unit_candidates_are_the_same_from_the_index_or_the_shard(tmp_path) -> None:
+    """A search reads no unit payloads: what a unit names comes from the index its writes
+    filled, or from one read of the units it has not seen (a reopened store, a full index)."""
+    from tansaku.store.candidates import CandidateIndex
+
+    store = UnitStore(tmp_path / "u")
+    store.replace("t", [RAIN, MAHLER])
+    moved = Record(id="rain#0", doc_id="tsuyu", field="body", text=RAIN.text)
+    store.replace("t", [moved])  # the same record id, now in another document
+    first = [
+        (h.record.id, h.record.doc_id, h.score) for h in store.search("t", "梅雨前線", limit=5)
+    ]
+    assert first[0][:2] == ("rain#0", "tsuyu")
+    store.close()
+    again = UnitStore(tmp_path / "u")
+    try:
+        assert len(again._candidates) == 0
+        hits = again.search("t", "梅雨前線", limit=5)
+        assert [(h.record.id, h.record.doc_id, h.score) for h in hits] == first
+        assert (hits[0].record.field, hits[0].record.text, dict(hits[0].record.metadata)) == (
+            "",
+            "",
+            {},
+        )
+        again._candidates = CandidateIndex(max_entries=1, bare=True)
+        hits = again.search("t", "梅雨前線", limit=5)
+        assert [(h.record.id, h.record.doc_id, h.score) for h in hits] == first
+        again.delete("t", ["rain#0"])
+        assert again.search("t", "梅雨前線", limit=5) == []
+        assert again.search("team-b", "作曲家", limit=5) == []
+    finally:
+        again.close()
+
+
 def test_another_teams_units_never_shift_scores(units) -> None:
     units.replace("team-a", [RAIN, MAHLER])
     alone = {h.record.id: h.score for h in units.search("team-a", "梅雨前線の作曲家", limit=5)}
@@ -122,6 +156,25 @@ def test_scores_are_bm25_over_the_teams_units(units) -> None:
     vec = doc_vector(bigrams(unit), k1=K1, b=B, avgdl=AVG_UNIT_BIGRAMS)
     tf_part = dict(zip(vec.indices, vec.values, strict=True))[term_id("前線")]
     assert hit.score == pytest.approx(idf(4, 1) * tf_part, rel=1e-5)
+
+
+def test_scores_follow_the_unit_count_after_every_write(units) -> None:
+    """The team's unit count is cached between writes: a write must show in the next IDF."""
+    units.replace("t", [RAIN, MAHLER])
+    unit = "梅雨\n梅雨前線が停滞すると雨が続く。"
+    vec = doc_vector(bigrams(unit), k1=K1, b=B, avgdl=AVG_UNIT_BIGRAMS)
+    tf_part = dict(zip(vec.indices, vec.values, strict=True))[term_id("前線")]
+    (first,) = units.search("t", "前線", limit=5)
+    assert first.score == pytest.approx(idf(4, 1) * tf_part, rel=1e-5)
+    more = Record(id="m#0", doc_id="m", field="body", text="交響曲を書いた。歌曲も残した。")
+    units.replace("t", [more])
+    n = units.count("t")
+    assert n > 4
+    (second,) = units.search("t", "前線", limit=5)
+    assert second.score == pytest.approx(idf(n, 1) * tf_part, rel=1e-5)
+    units.delete("t", [more.id])
+    (third,) = units.search("t", "前線", limit=5)
+    assert third.score == pytest.approx(first.score, rel=1e-6)
 
 
 def test_an_interrupted_write_is_recounted_on_open(tmp_path) -> None:

@@ -38,13 +38,13 @@ class SearchRequest:
             raise ValueError(f"top_k は 1 以上にしてください(現在: {self.top_k})")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AxisScore:
     rank: int
     score: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Hit:
     doc_id: str
     score: float

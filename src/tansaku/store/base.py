@@ -61,7 +61,7 @@ class StoredPoint:
     bm25_len: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ScoredRecord:
     record: Record
     score: float

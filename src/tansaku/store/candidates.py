@@ -11,8 +11,9 @@ never changes; :class:`CandidateIndex` remembers it from the writes of this proc
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import islice
+from types import MappingProxyType
 from typing import Any
 
 import qdrant_edge as qe
@@ -20,30 +21,51 @@ import qdrant_edge as qe
 from tansaku.records import Record
 from tansaku.store.base import ScoredRecord
 
-# (team, record id, document, field, source type)
-Identity = tuple[str, str, str, str, str]
+# (team, the record without text: id, document, field, source type only)
+Identity = tuple[str, Record]
 _KEYS = ["tenant", "rid", "doc_id", "field", "meta.source_type"]
-MAX_ENTRIES = 300_000  # ~110 MB at most (~360 bytes an entry); then the oldest quarter goes
+_BARE_KEYS = ["tenant", "rid", "doc_id"]
+MAX_ENTRIES = 300_000  # ~80 MB at most (~260 bytes an entry); then the oldest quarter goes
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+_METAS: dict[str, Mapping[str, Any]] = {}  # one metadata mapping per source type, shared
 
 
-def identity(tenant: str, rec: Record) -> Identity:
-    return (
-        tenant,
-        rec.id,
-        rec.doc_id,
-        rec.field,
-        str(rec.metadata.get("source_type", "") or ""),
-    )
+def _meta(source_type: str) -> Mapping[str, Any]:
+    if not source_type:
+        return _EMPTY
+    meta = _METAS.get(source_type)
+    if meta is None:
+        if len(_METAS) >= 10_000:  # source types are a handful; never grow without bound
+            _METAS.clear()
+        meta = _METAS[source_type] = MappingProxyType({"source_type": source_type})
+    return meta
+
+
+def point_key(point: Any) -> int:
+    """The index key of an engine point (our ids are UUIDs; ``UUID.int`` hashes fast)."""
+    return int(point.id.int)
+
+
+def identity(tenant: str, rec: Record, *, bare: bool = False) -> Identity:
+    """What the index keeps of a record: its team and a text-less copy, built once and shared
+    by every search that finds it (records are immutable; the metadata is read-only). ``bare``
+    keeps the id and document only (what a sentence unit's search returns)."""
+    if bare:
+        return tenant, Record(rec.id, rec.doc_id, "", "", _EMPTY)
+    source_type = str(rec.metadata.get("source_type", "") or "")
+    return tenant, Record(rec.id, rec.doc_id, rec.field, "", _meta(source_type))
 
 
 class CandidateIndex:
     """Point id (as ``uuid.UUID.int``: hashing and comparing ``UUID`` objects runs Python code,
     a third of this class' time at first) → :data:`Identity`, bounded; its holder calls it
-    under the shard's lock."""
+    under the shard's lock. ``bare``: the index of a unit shard, whose candidates are
+    records with their id and document only."""
 
-    def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
+    def __init__(self, max_entries: int = MAX_ENTRIES, *, bare: bool = False) -> None:
         self._known: dict[int, Identity] = {}
         self._max = max_entries
+        self._bare = bare
 
     def __len__(self) -> int:
         return len(self._known)
@@ -70,27 +92,26 @@ class CandidateIndex:
         if missing:
             found = shard.retrieve(
                 [uuid.UUID(int=k) for k in missing],
-                with_payload=qe.PayloadSelector.Include(_KEYS),
+                with_payload=qe.PayloadSelector.Include(_BARE_KEYS if self._bare else _KEYS),
                 with_vector=False,
             )
-            fetched = {r.id.int: _from_payload(r.payload) for r in found if r.payload}
+            fetched = {
+                r.id.int: _from_payload(payload, self._bare)
+                for r in found
+                if (payload := r.payload)
+            }
             idents = [i or fetched.get(k) for k, i in zip(keys, idents, strict=True)]
             self.remember(fetched.items())  # may forget older entries, some of them in use
-        out: list[ScoredRecord] = []
-        for p, ident in zip(points, idents, strict=True):
-            if ident is None or ident[0] != tenant:
-                continue
-            _, rid, doc_id, field, source_type = ident
-            meta = {"source_type": source_type} if source_type else {}
-            out.append(ScoredRecord(Record(rid, doc_id, field, "", meta), float(p.score)))
-        return out
+        return [
+            ScoredRecord(ident[1], float(p.score))
+            for p, ident in zip(points, idents, strict=True)
+            if ident is not None and ident[0] == tenant
+        ]
 
 
-def _from_payload(payload: dict[str, Any]) -> Identity:
-    return (
-        str(payload.get("tenant", "")),
-        str(payload.get("rid", "")),
-        str(payload.get("doc_id", "")),
-        str(payload.get("field", "")),
-        str((payload.get("meta") or {}).get("source_type", "") or ""),
-    )
+def _from_payload(payload: dict[str, Any], bare: bool) -> Identity:
+    tenant, rid, doc_id = (str(payload.get(k, "")) for k in ("tenant", "rid", "doc_id"))
+    if bare:
+        return tenant, Record(rid, doc_id, "", "", _EMPTY)
+    source_type = str((payload.get("meta") or {}).get("source_type", "") or "")
+    return tenant, Record(rid, doc_id, str(payload.get("field", "")), "", _meta(source_type))

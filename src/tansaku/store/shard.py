@@ -63,9 +63,16 @@ def search_filter(tenant: str, flt: Filter | None, *, sole: bool) -> qe.Filter |
     return qe.Filter(must=must) if must else None
 
 
-def owned(points: Sequence[Any], tenant: str) -> list[Any]:
-    """The points whose payload says they are the tenant's (every search's last check)."""
-    return [p for p in points if p.payload and p.payload.get("tenant") == tenant]
+def owned(points: Sequence[Any], tenant: str) -> list[tuple[Any, dict[str, Any]]]:
+    """(point, payload) of the points whose payload says they are the tenant's (every
+    search's last check). Each payload is read once: the binding converts it into a new dict
+    on every ``.payload`` access (~0.8 µs for three keys, more with text)."""
+    out: list[tuple[Any, dict[str, Any]]] = []
+    for p in points:
+        payload = p.payload
+        if payload and payload.get("tenant") == tenant:
+            out.append((p, payload))
+    return out
 
 
 def _conditions(tenant: str, flt: Filter | None) -> list[Any]:

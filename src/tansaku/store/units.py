@@ -34,11 +34,11 @@ import qdrant_edge as qe
 
 from tansaku.records import Record
 from tansaku.store.base import Filter, ScoredRecord
+from tansaku.store.candidates import CandidateIndex, Identity, identity, point_key
 from tansaku.store.shard import (
     ShardOwner,
     filter_payload,
     open_shard,
-    owned,
     search_filter,
     tenant_filter,
 )
@@ -51,6 +51,7 @@ K1 = 0.9
 B = 0.4
 AVG_UNIT_BIGRAMS = 60.0  # a title plus one Japanese sentence; units are sentences everywhere
 FETCH_FACTOR = 2  # units fetched per wanted record (a record can own several matching units)
+MAX_INDEXED_UNITS = 600_000  # candidate index of the unit shard (~100 bytes a unit)
 BATCH = 512
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS df (
@@ -67,8 +68,8 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 Delta = Counter[tuple[str, int]]  # (field, term) -> change in df
 
 
-def unit_point_id(tenant: str, rid: str, n: int) -> str:
-    return str(uuid.uuid5(_NS, f"{tenant}\x00{rid}\x00{n}"))
+def unit_uuid(tenant: str, rid: str, n: int) -> uuid.UUID:
+    return uuid.uuid5(_NS, f"{tenant}\x00{rid}\x00{n}")
 
 
 def idf(n_units: int, df: int) -> float:
@@ -88,6 +89,9 @@ class UnitStore(ShardOwner):
         self._db = sqlite3.connect(str(self.path / "df.sqlite"), check_same_thread=False)
         self._db.executescript(_SCHEMA)
         self._tenants: frozenset[str] | None = None  # teams with units; None after a write
+        self._unit_counts: dict[tuple[str, tuple[str, ...]], int] = {}  # emptied by a write
+        # unit point id -> (team, the record with id and document only): see candidates.py
+        self._candidates = CandidateIndex(MAX_INDEXED_UNITS, bare=True)
         if fresh:  # a table left from an earlier shard of the same folder counts nothing now
             with self._db:
                 self._db.execute("DELETE FROM df")
@@ -111,6 +115,7 @@ class UnitStore(ShardOwner):
     def _apply(self, tenant: str, terms: Delta, units: Counter[str]) -> None:
         """Add the changes to the counts and clear the dirty mark, in one transaction."""
         self._tenants = None
+        self._unit_counts.clear()
         with self._db:
             self._db.executemany(
                 "INSERT INTO df (tenant, term, field, n) VALUES (?, ?, ?, ?) "
@@ -126,7 +131,7 @@ class UnitStore(ShardOwner):
             self._db.execute("DELETE FROM units WHERE n <= 0")
             self._db.execute("UPDATE meta SET value = 0 WHERE key = 'dirty'")
 
-    def _scroll(self, flt: qe.Filter | None) -> Iterable[tuple[str, str, tuple[int, ...]]]:
+    def _scroll(self, flt: qe.Filter | None) -> Iterable[tuple[int, str, str, tuple[int, ...]]]:
         """(tenant, field, bigram ids) of every unit matching ``flt``."""
         offset = None
         while True:
@@ -144,7 +149,8 @@ class UnitStore(ShardOwner):
                 vec = vectors.get(SPARSE)
                 payload = p.payload or {}
                 indices = tuple(vec.indices) if isinstance(vec, qe.SparseVector) else ()
-                yield str(payload.get("tenant", "")), str(payload.get("field", "")), indices
+                tenant, field = str(payload.get("tenant", "")), str(payload.get("field", ""))
+                yield point_key(p), tenant, field, indices
             if offset is None or not points:
                 break
 
@@ -152,11 +158,14 @@ class UnitStore(ShardOwner):
         """Rebuild the document-frequency table from the shard (after an interrupted write)."""
         with self._lock:
             self._set_dirty(True)
+            self._tenants = None
+            self._unit_counts.clear()
+            self._candidates.clear()
             with self._db:
                 self._db.execute("DELETE FROM df")
                 self._db.execute("DELETE FROM units")
             per_tenant: dict[str, tuple[Delta, Counter[str]]] = {}
-            for tenant, field, indices in self._scroll(None):
+            for _, tenant, field, indices in self._scroll(None):
                 terms, units = per_tenant.setdefault(tenant, (Counter(), Counter()))
                 units[field] += 1
                 terms.update(zip(repeat(field), indices))
@@ -171,19 +180,23 @@ class UnitStore(ShardOwner):
         if not records:
             return 0
         points: list[Any] = []
+        known: list[tuple[int, Identity]] = []
         terms: Delta = Counter()
         units: Counter[str] = Counter()
         for rec in records:
             base = filter_payload(tenant, rec)
+            ident = identity(tenant, rec, bare=True)  # shared by the record's units
             for n, text in enumerate(unit_texts(rec.text, rec.metadata)):
                 vec = doc_vector(bigrams(text), k1=K1, b=B, avgdl=AVG_UNIT_BIGRAMS)
                 if not len(vec):
                     continue
                 units[rec.field] += 1
                 terms.update(zip(repeat(rec.field), vec.indices))
+                uid = unit_uuid(tenant, rec.id, n)
+                known.append((uid.int, ident))
                 points.append(
                     qe.Point(
-                        unit_point_id(tenant, rec.id, n),
+                        str(uid),
                         {SPARSE: qe.SparseVector(list(vec.indices), list(vec.values))},
                         {**base, "unit": n},
                     )
@@ -193,6 +206,7 @@ class UnitStore(ShardOwner):
             old_terms, old_units = self._remove(tenant, [r.id for r in records])
             for i in range(0, len(points), BATCH):
                 self._shard.update(qe.UpdateOperation.upsert_points(points[i : i + BATCH]))
+            self._candidates.remember(known)
             terms.subtract(old_terms)
             units.subtract(old_units)
             self._apply(tenant, terms, units)
@@ -220,10 +234,13 @@ class UnitStore(ShardOwner):
                     qe.FieldCondition("rid", match=qe.MatchAny(list(rids[i : i + BATCH]))),
                 ]
             )
-            for _, field, indices in self._scroll(flt):
+            gone: list[int] = []
+            for point_id, _, field, indices in self._scroll(flt):
+                gone.append(point_id)
                 units[field] += 1
                 terms.update(zip(repeat(field), indices))
             self._shard.update(qe.UpdateOperation.delete_points_by_filter(flt))
+            self._candidates.forget(gone)
         return terms, units
 
     # -- reads --------------------------------------------------------------------------
@@ -251,10 +268,15 @@ class UnitStore(ShardOwner):
             return {}
         field_sql = f" AND field IN ({','.join('?' * len(fields))})" if fields else ""
         with self._lock:
-            (n_units,) = self._db.execute(
-                f"SELECT COALESCE(SUM(n), 0) FROM units WHERE tenant = ?{field_sql}",
-                (tenant, *fields),
-            ).fetchone()
+            n_units = self._unit_counts.get((tenant, tuple(fields)))
+            if n_units is None:
+                (n_units,) = self._db.execute(
+                    f"SELECT COALESCE(SUM(n), 0) FROM units WHERE tenant = ?{field_sql}",
+                    (tenant, *fields),
+                ).fetchone()
+                if len(self._unit_counts) >= 1024:  # field sets come from configs: few
+                    self._unit_counts.clear()
+                self._unit_counts[(tenant, tuple(fields))] = int(n_units)
             rows = self._db.execute(
                 f"SELECT term, SUM(n) FROM df WHERE tenant = ? "
                 f"AND term IN ({','.join('?' * len(wanted))}){field_sql} GROUP BY term",
@@ -282,20 +304,16 @@ class UnitStore(ShardOwner):
             limit=limit * FETCH_FACTOR,
             query=qe.Query.Nearest(qe.SparseVector(idx, [weights[i] for i in idx]), using=SPARSE),
             filter=search_filter(tenant, filter, sole=self._sole(tenant)),
-            with_payload=qe.PayloadSelector.Include(["tenant", "rid", "doc_id"]),
+            with_payload=False,  # what a unit names comes from the candidate index
         )
         with self._lock:
-            points = self._shard.query(req)
+            found = self._candidates.resolve(self._shard, self._shard.query(req), tenant)
         best: dict[str, ScoredRecord] = {}
-        for p in owned(points, tenant):
-            score = float(p.score)
-            payload = p.payload or {}
-            rid = payload.get("rid")
-            if score <= 0 or not rid or rid in best:
+        for h in found:
+            rid = h.record.id
+            if h.score <= 0 or not rid or rid in best:
                 continue  # points come best first: the first unit of a record is its best
-            best[rid] = ScoredRecord(
-                Record(id=rid, doc_id=payload["doc_id"], field="", text=""), score
-            )
+            best[rid] = h
             if len(best) >= limit:
                 break
         return list(best.values())
