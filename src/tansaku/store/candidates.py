@@ -25,7 +25,7 @@ from tansaku.store.base import ScoredRecord
 Identity = tuple[str, Record]
 _KEYS = ["tenant", "rid", "doc_id", "field", "meta.source_type"]
 _BARE_KEYS = ["tenant", "rid", "doc_id"]
-MAX_ENTRIES = 300_000  # ~80 MB at most (~260 bytes an entry); then the oldest quarter goes
+MAX_ENTRIES = 300_000  # ~110 MB at most (~350 bytes an entry with its ids); then 1/4 goes
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 _METAS: dict[str, Mapping[str, Any]] = {}  # one metadata mapping per source type, shared
 
