@@ -8,22 +8,31 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tansaku.collection import Collection, CollectionState
+from tansaku import generations, handles
+from tansaku.collection import Collection, CollectionState, read_config, read_state
 from tansaku.config import AxisMode, CollectionConfig, load_config
 from tansaku.embed.base import Embedder
 from tansaku.embed.cache import CachedEmbedder
-from tansaku.errors import CollectionNotFound
+from tansaku.errors import (
+    CollectionNotFound,
+    ConfigError,
+    StorageError,
+    TansakuError,
+    WorkspaceNotFound,
+)
 from tansaku.ingest.pipeline import (
     IngestReport,
     ProgressFn,
     ingest_records,
     load_sources,
 )
+from tansaku.locks import WaitFn
 from tansaku.records import Record
 from tansaku.search.engine import SearchServices
 from tansaku.search.engine import search as run_search
@@ -31,6 +40,7 @@ from tansaku.search.events import SearchEventLog
 from tansaku.search.types import SearchRequest, SearchResult
 from tansaku.store.base import Filter
 from tansaku.workspace import DEFAULT_TEAM, Workspace, validate_name
+from tansaku.writer import commit, remove_collection, writing
 
 
 @dataclass(frozen=True)
@@ -44,13 +54,29 @@ class CollectionInfo:
 
 
 class Tansaku:
-    """One workspace: collections, the shared embedder and its cache."""
+    """One workspace: collections, the shared embedder and its cache.
 
-    def __init__(self, home: str | Path | None = None, *, embedder: Embedder | None = None):
-        self.workspace = Workspace.from_env(home).ensure()
+    Searches read the committed generation of each collection and move to a newer one between
+    searches; writes (ingest, delete) take the collection's writer lock and commit a new
+    generation (``tansaku.generations``). Any number of threads and processes may search while
+    one process writes."""
+
+    def __init__(
+        self,
+        home: str | Path | None = None,
+        *,
+        embedder: Embedder | None = None,
+        create: bool = True,
+    ) -> None:
+        ws = Workspace.from_env(home)
+        if create:
+            ws.ensure()
+        elif not ws.home.is_dir():
+            raise WorkspaceNotFound(str(ws.home))
+        self.workspace = ws
         self._inner_embedder = embedder
         self._embedder: CachedEmbedder | None = None
-        self._collections: dict[str, Collection] = {}
+        self._views: dict[str, tuple[tuple[str, int], Collection]] = {}
         self._lock = threading.RLock()
         self.events = SearchEventLog(self.workspace.logs_dir / "search_events.jsonl")
         self._services: SearchServices | None = None
@@ -72,9 +98,9 @@ class Tansaku:
 
     def close(self) -> None:
         with self._lock:
-            for col in self._collections.values():
-                col.close()
-            self._collections.clear()
+            for _, view in self._views.values():
+                _let_go(view)
+            self._views.clear()
             if self._embedder is not None:
                 self._embedder.close()
                 self._embedder = None
@@ -90,10 +116,31 @@ class Tansaku:
 
     # -- collections --------------------------------------------------------------------
     def collection(self, name: str) -> Collection:
+        """A read-only view of the collection's last commit (a newer commit gives a new view
+        at the next call; the previous one stays usable until then)."""
+        col_dir = self.workspace.collection_dir(name)
         with self._lock:
-            if name not in self._collections:
-                self._collections[name] = Collection.open(self.workspace, name)
-            return self._collections[name]
+            key = _fingerprint(col_dir, name, self.workspace)
+            cached = self._views.get(name)
+            if cached is not None and cached[0] == key:
+                return cached[1]
+            view = _open_view(self.workspace, name)
+            self._views[name] = (key, view)  # a commit meanwhile: reopened at the next call
+            if cached is not None:
+                _let_go(cached[1])
+            return view
+
+    @contextmanager
+    def reading(self, name: str) -> Iterator[Collection]:
+        """The current view, kept open for the block even if a writer commits meanwhile."""
+        with self._lock:
+            view = self.collection(name)
+            if view.handles is not None:
+                handles.retain(view.handles)
+        try:
+            yield view
+        finally:
+            _let_go(view)
 
     def has_collection(self, name: str) -> bool:
         return (self.workspace.collection_dir(name) / "config.toml").is_file()
@@ -102,63 +149,89 @@ class Tansaku:
         self, config: CollectionConfig, *, exist_ok: bool = True, replace_config: bool = False
     ) -> Collection:
         """Create a collection, or open it if it exists (updating its config if asked)."""
-        with self._lock:
-            if self.has_collection(config.name):
-                if not exist_ok:
-                    from tansaku.errors import ConfigError
+        name = validate_name(config.name)
+        if self.has_collection(name):
+            if not exist_ok:
+                raise ConfigError(f"コレクション「{name}」は既にあります")
+            if not replace_config or self.collection(name).config == config:
+                return self.collection(name)
+        with self.writing(name, config=config):
+            pass
+        return self.collection(name)
 
-                    raise ConfigError(f"コレクション「{config.name}」は既にあります")
-                col = self.collection(config.name)
-                if replace_config and col.config != config:
-                    col.update_config(config)
-                return col
-            col = Collection.create(
-                self.workspace, config, embedder_name=self.embedder.name, dim=self.embedder.dim
-            )
-            self._collections[config.name] = col
-            return col
+    @contextmanager
+    def writing(
+        self,
+        name: str,
+        *,
+        config: CollectionConfig | None = None,
+        on_wait: WaitFn | None = None,
+    ) -> Iterator[Collection]:
+        """The collection opened for writing (created if needed); committed when the block ends
+        without an exception, discarded otherwise. One writer per collection across processes:
+        a second one waits (``on_wait`` is told), then fails with CollectionBusy."""
+        validate_name(name)
+        self.workspace.ensure()
+        emb = None
+        if not self.has_collection(name) or not _state_has_embedder(self, name):
+            emb = (self.embedder.name, self.embedder.dim)
+        with writing(self.workspace, name, config=config, embedder=emb, on_wait=on_wait) as col:
+            yield col
+
+    def delete_collection(self, name: str, *, team: str | None = None) -> None:
+        """Delete a collection, or only ``team``'s records in it (a new generation)."""
+        validate_name(name)
+        if not self.has_collection(name):
+            raise CollectionNotFound(name, self.workspace.collection_names())
+        if team is not None:
+            validate_name(team, "チーム名")
+            with self.writing(name) as col:
+                col.store.delete_tenant(team)
+                if col.handles is not None and col.handles.has_unit_shard():
+                    col.units.delete_tenant(team)
+                col.state.bm25.pop(team, None)
+                col.state.units.discard(team)
+            return
+        with self._lock:
+            cached = self._views.pop(name, None)
+            if cached is not None:
+                _let_go(cached[1])
+        remove_collection(self.workspace, name)
 
     def collections(self) -> list[CollectionInfo]:
         out = []
         for name in self.workspace.collection_names():
-            col = self.collection(name)
-            teams = tuple(sorted(col.state.bm25))
-            out.append(
-                CollectionInfo(
-                    name=name,
-                    description=col.config.description,
-                    source_type=col.config.source_type,
-                    points=col.store.total(),
-                    teams=teams,
-                    axes=tuple(f"{a.name}({a.mode.value})" for a in col.config.axes),
+            with self.reading(name) as col:
+                teams = tuple(sorted(t for t, f in col.state.bm25.items() if _has_records(f)))
+                out.append(
+                    CollectionInfo(
+                        name=name,
+                        description=col.config.description,
+                        source_type=col.config.source_type,
+                        points=col.store.total() if col.handles is not None else 0,
+                        teams=teams,
+                        axes=tuple(f"{a.name}({a.mode.value})" for a in col.config.axes),
+                    )
                 )
-            )
         return out
 
     # -- ingest -------------------------------------------------------------------------
-    def _ensure(self, collection: str, config: CollectionConfig | str | Path | None) -> Collection:
+    def _config(
+        self, collection: str, config: CollectionConfig | str | Path | None
+    ) -> CollectionConfig | None:
         validate_name(collection)
         if isinstance(config, str | Path):
             config = load_config(config, name=collection)
-        if config is not None:
-            return self.create_collection(config.with_name(collection), replace_config=True)
-        if self.has_collection(collection):
-            return self.collection(collection)
-        return self.create_collection(CollectionConfig(name=collection))
+        return config.with_name(collection) if config is not None else None
 
-    def _preview(self, collection: str, config: CollectionConfig | str | Path | None) -> Collection:
+    def _preview(self, collection: str, config: CollectionConfig | None) -> Collection:
         """The collection as a dry run sees it: nothing is created or written."""
-        validate_name(collection)
-        if isinstance(config, str | Path):
-            config = load_config(config, name=collection)
         if self.has_collection(collection):
             col = self.collection(collection)
             if config is None:
                 return col
-            preview = Collection(col.path, config.with_name(collection), col.state)
-            preview._store = col.store
-            return preview
-        cfg = config.with_name(collection) if config else CollectionConfig(name=collection)
+            return Collection(col.path, config, col.state, col.handles)
+        cfg = config or CollectionConfig(name=collection)
         return Collection(self.workspace.collection_dir(collection), cfg, CollectionState())
 
     def ingest(
@@ -171,21 +244,35 @@ class Tansaku:
         sync: bool = False,
         dry_run: bool = False,
         progress: ProgressFn | None = None,
+        on_wait: WaitFn | None = None,
     ) -> IngestReport:
         """Load files/folders into ``collection`` for ``team``; see :class:`IngestReport`."""
         validate_name(team, "チーム名")
-        col = self._preview(collection, config) if dry_run else self._ensure(collection, config)
-        records, failures = load_sources(paths, col)  # missing paths are reported there
-        return ingest_records(
-            col,
-            records,
-            self.embedder if col.needs_dense else None,
-            tenant=team,
-            sync_roots=[Path(p) for p in paths if Path(p).exists()] if sync else None,
-            dry_run=dry_run,
-            failures=failures,
-            progress=progress,
-        )
+        cfg = self._config(collection, config)
+        preview = self._preview(collection, cfg)
+        records, failures = load_sources(paths, preview)  # missing paths are reported there
+        sync_roots = [Path(p) for p in paths if Path(p).exists()] if sync else None
+        if dry_run:
+            return ingest_records(
+                preview,
+                records,
+                None,
+                tenant=team,
+                sync_roots=sync_roots,
+                dry_run=True,
+                failures=failures,
+            )
+        with self.writing(collection, config=cfg, on_wait=on_wait) as col:
+            return ingest_records(
+                col,
+                records,
+                self.embedder if col.needs_dense else None,
+                tenant=team,
+                sync_roots=sync_roots,
+                failures=failures,
+                progress=progress,
+                checkpoint=lambda: commit(col, keep_writing=True),
+            )
 
     def ingest_records(
         self,
@@ -197,19 +284,30 @@ class Tansaku:
         sync: bool = False,
         dry_run: bool = False,
         progress: ProgressFn | None = None,
+        on_wait: WaitFn | None = None,
     ) -> IngestReport:
         """Ingest records you built yourself; ``sync`` makes the collection mirror them."""
         validate_name(team, "チーム名")
-        col = self._ensure(collection, config)
-        return ingest_records(
-            col,
-            records,
-            self.embedder if col.needs_dense else None,
-            tenant=team,
-            sync_all=sync,
-            dry_run=dry_run,
-            progress=progress,
-        )
+        cfg = self._config(collection, config)
+        if dry_run:
+            return ingest_records(
+                self._preview(collection, cfg),
+                records,
+                None,
+                tenant=team,
+                sync_all=sync,
+                dry_run=True,
+            )
+        with self.writing(collection, config=cfg, on_wait=on_wait) as col:
+            return ingest_records(
+                col,
+                records,
+                self.embedder if col.needs_dense else None,
+                tenant=team,
+                sync_all=sync,
+                progress=progress,
+                checkpoint=lambda: commit(col, keep_writing=True),
+            )
 
     # -- search -------------------------------------------------------------------------
     def search(
@@ -246,11 +344,55 @@ class Tansaku:
             return self._services
 
     def run(self, request: SearchRequest) -> SearchResult:
-        col = self.collection(request.collection)
-        services = self.services
-        if services.embedder is None and _dense(col, request):
-            services.embedder = self.embedder
-        return run_search(col, request, services)
+        with self.reading(request.collection) as col:
+            services = self.services
+            if services.embedder is None and _dense(col, request):
+                services.embedder = self.embedder
+            return run_search(col, request, services)
+
+
+def _has_records(fields: dict[str, Any]) -> bool:
+    return any(getattr(st, "count", 0) > 0 for st in fields.values())
+
+
+def _state_has_embedder(ts: Tansaku, name: str) -> bool:
+    try:
+        return bool(ts.collection(name).state.embedder)
+    except TansakuError:
+        return False
+
+
+def _fingerprint(col_dir: Path, name: str, ws: Workspace) -> tuple[str, int]:
+    """What a view depends on: the committed generation and the config file's mtime."""
+    try:
+        mtime = (col_dir / "config.toml").stat().st_mtime_ns
+    except FileNotFoundError:
+        raise CollectionNotFound(name, ws.collection_names()) from None
+    cur = generations.current(col_dir)
+    return (cur.name if cur is not None else "", mtime)
+
+
+def _open_view(ws: Workspace, name: str) -> Collection:
+    col_dir = ws.collection_dir(name)
+    if generations.is_legacy(col_dir):
+        with writing(ws, name):  # migrates under the writer lock; commits nothing new
+            pass
+    for _ in range(20):  # a writer may remove the generation between CURRENT and the pin
+        config = read_config(col_dir, name)
+        gen = generations.current(col_dir)
+        if gen is None:
+            return Collection(col_dir, config, CollectionState())
+        try:
+            h = handles.lease(gen, dim=384)
+        except FileNotFoundError:
+            continue
+        return Collection(col_dir, config, read_state(gen), h)
+    raise StorageError(f"コレクション「{name}」の現在の世代を開けません")
+
+
+def _let_go(view: Collection) -> None:
+    if view.handles is not None and not view.handles.writable:
+        handles.release(view.handles)
 
 
 def _dense(col: Collection, request: SearchRequest) -> bool:
@@ -258,9 +400,13 @@ def _dense(col: Collection, request: SearchRequest) -> bool:
     return any(a.mode is AxisMode.DENSE for a in axes)
 
 
-def connect(home: str | Path | None = None, *, embedder: Embedder | None = None) -> Tansaku:
-    """Open (creating if needed) the workspace at ``home`` / ``$TANSAKU_HOME`` / ``./.tansaku``."""
-    return Tansaku(home, embedder=embedder)
+def connect(
+    home: str | Path | None = None, *, embedder: Embedder | None = None, create: bool = True
+) -> Tansaku:
+    """Open the workspace at ``home`` / ``$TANSAKU_HOME`` / ``./.tansaku``, creating it unless
+    ``create=False`` (then a missing folder raises :class:`~tansaku.errors.WorkspaceNotFound`:
+    read commands never create a workspace)."""
+    return Tansaku(home, embedder=embedder, create=create)
 
 
 __all__ = ["CollectionInfo", "CollectionNotFound", "Tansaku", "connect"]

@@ -1,4 +1,4 @@
-"""A collection on disk: its config, its store and its BM25 length statistics."""
+"""A collection on disk: its config, its engine handles and its BM25 length statistics."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from tansaku.config import AxisMode, CollectionConfig, config_from_dict
-from tansaku.errors import CollectionNotFound, ConfigError
+from tansaku.errors import CollectionNotFound, ConfigError, StorageError
+from tansaku.generations import STATE
+from tansaku.handles import GenHandles
 from tansaku.store.edge import EdgeStore
 from tansaku.store.units import UnitStore
-from tansaku.workspace import Workspace, validate_name
 
 STATE_VERSION = 1
 REWEIGHT_DRIFT = 0.2  # re-encode a field's BM25 vectors when its average length moved by > 20%
@@ -143,14 +144,22 @@ class CollectionState:
 
 
 class Collection:
-    """Config + store + state of one collection. Open it with :meth:`open` or :meth:`create`."""
+    """Config, state and engine handles of one collection, bound to one generation folder.
 
-    def __init__(self, path: Path, config: CollectionConfig, state: CollectionState) -> None:
+    Readers get a read-only view of the committed generation (:func:`open_view`); a writer
+    gets a writable working generation from :func:`tansaku.writer.writing` and commits it."""
+
+    def __init__(
+        self,
+        path: Path,
+        config: CollectionConfig,
+        state: CollectionState,
+        handles: GenHandles | None = None,
+    ) -> None:
         self.path = path
         self.config = config
         self.state = state
-        self._store: EdgeStore | None = None
-        self._units: UnitStore | None = None
+        self.handles = handles
         self.lock = threading.RLock()
 
     @property
@@ -158,23 +167,42 @@ class Collection:
         return self.config.name
 
     @property
+    def gen(self) -> Path | None:
+        """The generation folder this view reads (or writes); ``None`` before the first."""
+        return self.handles.gen if self.handles is not None else None
+
+    @property
+    def writable(self) -> bool:
+        return self.handles is not None and self.handles.writable
+
+    def _handles(self) -> GenHandles:
+        if self.handles is None:
+            raise StorageError(
+                f"コレクション「{self.name}」にはまだデータがありません"
+                "(`tansaku ingest` で取り込んでください)"
+            )
+        return self.handles
+
+    @property
     def store(self) -> EdgeStore:
-        if self._store is None:
-            self._store = EdgeStore(self.path / "shard", dim=self.state.dim or 384)
-        return self._store
+        return self._handles().store()
 
     @property
     def units(self) -> UnitStore:
-        """The sentence units of ``bigram`` axes (a second shard, created on first use)."""
-        if self._units is None:
-            self._units = UnitStore(self.path / "units")
-            if self._units.created:  # nothing built (or the folder was removed): rebuild
-                self.state.units.clear()
-        return self._units
+        """The sentence units of ``bigram`` axes (a second shard, created on first write)."""
+        h = self._handles()
+        units = h.units()
+        if h.units_created:  # nothing built (or the folder was removed): rebuild
+            h.units_created = False
+            self.state.units.clear()
+        return units
 
     def has_units(self, tenant: str) -> bool:
-        """Whether the tenant's sentence units are complete (opening the unit shard first: a
-        shard created anew has nothing, whatever the state said)."""
+        """Whether the tenant's sentence units are complete (a writer opens the unit shard
+        first: a shard created anew has nothing, whatever the state said)."""
+        h = self._handles()
+        if not h.writable:
+            return tenant in self.state.units and h.has_unit_shard()
         _ = self.units
         return tenant in self.state.units
 
@@ -197,53 +225,46 @@ class Collection:
         return fields
 
     def save_state(self) -> None:
-        atomic_write(self.path / "state.json", self.state.to_json())
+        """Write the state into the working generation (a writer's; committed with it)."""
+        h = self._handles()
+        if not h.writable:
+            raise StorageError("読み取り専用のコレクションには書き込めません")
+        atomic_write(h.gen / STATE, self.state.to_json())
 
     def save_config(self) -> None:
         atomic_write(self.path / "config.toml", dump_toml(self.config.to_dict()))
 
     def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-            self._store = None
-        if self._units is not None:
-            self._units.close()
-            self._units = None
-
-    @classmethod
-    def open(cls, ws: Workspace, name: str) -> Collection:
-        path = ws.collection_dir(name)
-        cfg_path = path / "config.toml"
-        if not cfg_path.is_file():
-            raise CollectionNotFound(name, ws.collection_names())
-        try:
-            cfg = config_from_dict(tomllib.loads(cfg_path.read_text(encoding="utf-8")), name=name)
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{cfg_path} の TOML が不正です: {exc}") from None
-        state_path = path / "state.json"
-        state = (
-            CollectionState.from_json(state_path.read_text(encoding="utf-8"))
-            if state_path.is_file()
-            else CollectionState()
-        )
-        return cls(path, cfg, state)
-
-    @classmethod
-    def create(
-        cls, ws: Workspace, config: CollectionConfig, *, embedder_name: str, dim: int
-    ) -> Collection:
-        validate_name(config.name)
-        path = ws.collection_dir(config.name)
-        path.mkdir(parents=True, exist_ok=True)
-        col = cls(path, config, CollectionState(embedder=embedder_name, dim=dim))
-        col.save_state()
-        col.save_config()  # written last: a collection exists once its config does
-        return col
+        """Close a writer's handles (a reader's belong to the process registry)."""
+        if self.handles is not None and self.handles.writable:
+            self.handles.close()
 
     def update_config(self, config: CollectionConfig) -> None:
-        """Replace the search/ingest config (the embedder and data stay)."""
+        """Replace the search/ingest config (saved when the writer commits)."""
         self.config = config
-        self.save_config()
+
+
+def read_config(path: Path, name: str) -> CollectionConfig:
+    cfg_path = path / "config.toml"
+    try:
+        text = cfg_path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CollectionNotFound(name) from None
+    try:
+        return config_from_dict(tomllib.loads(text), name=name)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{cfg_path} の TOML が不正です: {exc}") from None
+
+
+def read_state(gen: Path | None) -> CollectionState:
+    if gen is None:
+        return CollectionState()
+    try:
+        return CollectionState.from_json((gen / STATE).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return CollectionState()
+    except ValueError as exc:
+        raise StorageError(f"{gen / STATE} を読めません: {exc}") from None
 
 
 AnalyzeFn = Callable[[str], list[str]]

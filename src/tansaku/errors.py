@@ -29,6 +29,25 @@ class CollectionNotFound(TansakuError):
         super().__init__(f"コレクション「{name}」が見つかりません。{hint}")
 
 
+class CollectionBusy(TansakuError):
+    """Another process is writing the collection and did not finish within the wait."""
+
+
+class WorkspaceNotFound(TansakuError):
+    """A read command named a workspace folder that does not exist (nothing is created)."""
+
+    def __init__(self, home: str) -> None:
+        self.home = home
+        super().__init__(
+            f"ワークスペース {home} がありません。--home か TANSAKU_HOME の指定を確かめるか、"
+            "`tansaku ingest` で作成してください"
+        )
+
+
+class StorageError(TansakuError):
+    """The data of a collection on disk is missing or damaged (``tansaku doctor`` explains)."""
+
+
 class LoadError(TansakuError):
     """A source file could not be read or parsed. ``path`` and ``reason`` go to the report."""
 

@@ -151,15 +151,36 @@ def test_interrupted_ingest_leaves_readable_collection_and_resumes(ts, notes, mo
         return real(self, tenant, points)
 
     monkeypatch.setattr("tansaku.ingest.pipeline.BATCH", 1)
+    monkeypatch.setenv("TANSAKU_CHECKPOINT_S", "0")  # publish after every batch
     monkeypatch.setattr(EdgeStore, "upsert", flaky)
     with pytest.raises(KeyboardInterrupt):
         ts.ingest([d], collection="notes", config=cfg)
     monkeypatch.setattr(EdgeStore, "upsert", real)
-    assert ts.collection("notes").store.count("default") == 1
+    assert ts.collection("notes").store.count("default") == 1  # the first batch's checkpoint
     assert ts.search("培養", collection="notes").hits
     resumed = ts.ingest([d], collection="notes", config=cfg)
     assert resumed.inserted == 3 and resumed.unchanged == 1
     assert ts.collection("notes").store.count("default") == 4
+
+
+def test_interrupted_ingest_without_checkpoint_commits_nothing(ts, notes, monkeypatch):
+    d, cfg = notes
+    from tansaku.store.edge import EdgeStore
+
+    ts.ingest([d], collection="notes", config=cfg)
+    before = ts.collection("notes").state.to_json()
+    (d / "extra.md").write_text("# 追加\n\n乳酸菌の培養温度を三十七度に変更した。", encoding="utf-8")
+
+    def broken(self, tenant, points):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(EdgeStore, "upsert", broken)
+    with pytest.raises(KeyboardInterrupt):
+        ts.ingest([d], collection="notes", config=cfg)
+    col = ts.collection("notes")
+    assert col.store.count("default") == 4 and col.state.to_json() == before
+    gens = sorted(p.name for p in (col.path / "gens").iterdir())
+    assert gens == [col.gen.name]  # the abandoned working generation is gone
 
 
 def test_bm25_vectors_are_reencoded_when_lengths_drift(ts):

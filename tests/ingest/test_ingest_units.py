@@ -63,10 +63,10 @@ def test_units_are_built_for_a_collection_that_gains_a_bigram_axis(ts) -> None:
     col = ts.collection("faq")
     assert not col.needs_units and "default" not in col.state.units
 
-    col.update_config(BIGRAM_CONFIG)
+    ts.create_collection(BIGRAM_CONFIG, replace_config=True)
     report = ts.ingest_records(RECORDS, collection="faq")
     assert report.unchanged == 2  # nothing re-embedded or rewritten, but the units were built
-    assert units_of(ts) == 4 and "default" in col.state.units
+    assert units_of(ts) == 4 and "default" in ts.collection("faq").state.units
 
 
 def test_units_are_per_team(ts) -> None:
@@ -87,8 +87,8 @@ def test_units_state_survives_reopen(tmp_path) -> None:
 def test_a_removed_unit_folder_is_rebuilt_by_the_next_ingest(tmp_path) -> None:
     with tansaku.connect(tmp_path / "home", embedder=HashEmbedder(32)) as ts:
         ts.ingest_records(RECORDS, collection="faq", config=BIGRAM_CONFIG)
-        path = ts.collection("faq").path
-    shutil.rmtree(path / "units")
+        gen = ts.collection("faq").gen
+    shutil.rmtree(gen / "units")
     with tansaku.connect(tmp_path / "home", embedder=HashEmbedder(32)) as ts:
         only_bigram = (Axis(name="bigram", mode=AxisMode.BIGRAM),)
         assert ts.search("梅雨前線", collection="faq", axes=only_bigram).hits == ()

@@ -150,8 +150,10 @@ def _prepare(
             if reports[target].failed:
                 first = reports[target].failed[0]
                 raise EvalDataError(f"取り込みに失敗しました: {first.path}: {first.reason}")
-        if any(a.mode is AxisMode.BIGRAM for a in conf.axes or ()):
-            ensure_units(ts.collection(target), team)
+        bigram = any(a.mode is AxisMode.BIGRAM for a in conf.axes or ())
+        if bigram and not ts.collection(target).has_units(team):
+            with ts.writing(target) as col:
+                ensure_units(col, team)
     return where, reports
 
 

