@@ -175,6 +175,10 @@ class Tansaku:
         emb = None
         if not self.has_collection(name) or not _state_has_embedder(self, name):
             emb = (self.embedder.name, self.embedder.dim)
+        with self._lock:  # our own view would keep the generation it reads from removal
+            cached = self._views.pop(name, None)
+        if cached is not None:
+            _let_go(cached[1])
         with writing(self.workspace, name, config=config, embedder=emb, on_wait=on_wait) as col:
             yield col
 

@@ -21,6 +21,7 @@ from tansaku import generations as g
 from tansaku.collection import Collection, CollectionState, read_config, read_state
 from tansaku.config import CollectionConfig
 from tansaku.errors import CollectionNotFound, ConfigError
+from tansaku.faults import crashpoint
 from tansaku.handles import GenHandles
 from tansaku.locks import WaitFn, WriterLock
 from tansaku.store.shard import settle
@@ -48,11 +49,13 @@ def commit(col: Collection, *, keep_writing: bool = False) -> None:
     h.close()
     settle(h.gen / "shard")
     settle(h.gen / "units")
+    crashpoint("settled")
     try:
         on_disk: CollectionConfig | None = read_config(col.path, col.name)
     except (CollectionNotFound, ConfigError):  # missing or unreadable: this commit writes it
         on_disk = None
     g.publish(col.path, h.gen)
+    crashpoint("published")
     if on_disk != col.config:
         col.save_config()  # after CURRENT: a collection exists once its config does
     if keep_writing:
