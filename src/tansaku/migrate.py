@@ -49,11 +49,10 @@ def _points(shard: qe.EdgeShard) -> Any:
             break
 
 
-def _copy(src: Path, dst_shard: qe.EdgeShard) -> list[dict[str, Any]]:
-    """Copy every point of the shard in ``src`` into ``dst_shard``; returns the payloads'
-    (tenant, field, bm25_len)."""
+def _copy(src: Path, dst_shard: qe.EdgeShard) -> set[str]:
+    """Copy every point of the shard in ``src`` into ``dst_shard``; returns the teams seen."""
     shard = qe.EdgeShard.load(str(src))
-    seen: list[dict[str, Any]] = []
+    seen: set[str] = set()
     try:
         for points in _points(shard):
             batch = []
@@ -61,7 +60,7 @@ def _copy(src: Path, dst_shard: qe.EdgeShard) -> list[dict[str, Any]]:
                 payload = p.payload or {}
                 vector = p.vector if isinstance(p.vector, dict) else {}
                 batch.append(qe.Point(p.id, vector, payload))
-                seen.append({k: payload.get(k) for k in ("tenant", "field", "bm25_len")})
+                seen.add(str(payload.get("tenant", "")))
             if batch:
                 dst_shard.update(qe.UpdateOperation.upsert_points(batch))
     finally:
@@ -70,17 +69,16 @@ def _copy(src: Path, dst_shard: qe.EdgeShard) -> list[dict[str, Any]]:
 
 
 def recount_bm25(
-    payloads: list[dict[str, Any]], old: CollectionState
+    lengths: dict[str, dict[str, tuple[int, int]]], old: CollectionState
 ) -> dict[str, dict[str, FieldStats]]:
-    """BM25 length statistics from the records themselves (``bm25_len`` of each)."""
+    """BM25 length statistics from what the records carry (:meth:`EdgeStore.lengths`), keeping
+    the average the stored vectors were encoded with where the old state knew it."""
     stats: dict[str, dict[str, FieldStats]] = defaultdict(dict)
-    for p in payloads:
-        tenant, field = str(p.get("tenant") or ""), str(p.get("field") or "")
-        st = stats[tenant].setdefault(field, FieldStats())
-        st.total_len += int(p.get("bm25_len") or 0)
-        st.count += 1
-    for tenant, fields in stats.items():
-        for field, st in fields.items():
+    for tenant, fields in lengths.items():
+        for field, (total, count) in fields.items():
+            stats[tenant][field] = FieldStats(total_len=total, count=count)
+    for tenant, per_field in stats.items():
+        for field, st in per_field.items():
             before = old.bm25.get(tenant, {}).get(field)
             # the average the stored vectors were encoded with, if the old state knew it
             st.avgdl_written = before.avgdl_written if before and before.avgdl_written else st.avgdl
@@ -99,19 +97,18 @@ def migrate_legacy(col_dir: Path, name: str) -> None:
     try:
         h = GenHandles(gen, dim=old.dim or 384, writable=True)
         store: EdgeStore = h.store()
-        payloads = _copy(col_dir / "shard", store._shard)
+        _copy(col_dir / "shard", store._shard)
         units_ok: set[str] = set()
         if (col_dir / "units" / "edge_config.json").exists() or (
             col_dir / "units" / "segments"
         ).exists():
             units: UnitStore = h.units()
-            unit_payloads = _copy(col_dir / "units", units._shard)
+            units_ok = _copy(col_dir / "units", units._shard) & set(old.units)
             units.recount()
-            units_ok = {str(p.get("tenant")) for p in unit_payloads} & set(old.units)
         state = CollectionState(
             embedder=old.embedder,
             dim=old.dim,
-            bm25=recount_bm25(payloads, old),
+            bm25=recount_bm25(store.lengths(), old),
             units=units_ok,
         )
         h.close()

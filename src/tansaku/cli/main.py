@@ -55,10 +55,12 @@ def emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
 
 
-def _connect(home: Path | None) -> Any:
+def _connect(home: Path | None, *, create: bool = True) -> Any:
+    """The workspace; read commands pass ``create=False`` (a mistyped --home is an error, not a
+    new empty workspace)."""
     import tansaku
 
-    return tansaku.connect(home)
+    return tansaku.connect(home, create=create)
 
 
 @app.command()
@@ -126,6 +128,7 @@ def ingest(
                 sync=sync,
                 dry_run=dry_run,
                 progress=None if as_json else progress,
+                on_wait=lambda message: err.print(f"[yellow]{message}[/]"),
             )
             audit_path = audit
             if dry_run and audit_path is None:
@@ -232,7 +235,7 @@ def search(
         except ValueError as exc:
             raise fail(str(exc), 2) from None
     try:
-        with _connect(home) as ts:
+        with _connect(home, create=False) as ts:
             result = ts.search(
                 query,
                 collection=collection,
@@ -253,31 +256,13 @@ def search(
         render.print_search(out, result)
 
 
-@app.command()
-def collections(as_json: JsonOpt = False, home: HomeOpt = None) -> None:
-    """コレクションの一覧を表示する。"""
-    try:
-        with _connect(home) as ts:
-            infos = ts.collections()
-    except TansakuError as exc:
-        raise fail(str(exc)) from None
-    if as_json:
-        emit_json(
-            {
-                "collections": [
-                    vars(i) | {"teams": list(i.teams), "axes": list(i.axes)} for i in infos
-                ]
-            }
-        )
-    else:
-        render.print_collections(out, infos)
-
-
 def _register_subcommands() -> None:
+    from tansaku.cli import admin as admin_cmd
     from tansaku.cli import demo as demo_cmd
     from tansaku.cli import eval as eval_cmd
     from tansaku.cli import tables as tables_cmd  # imports duckdb/sqlglot only when run
 
+    admin_cmd.register(app)
     demo_cmd.register(app)
     eval_cmd.register(app)
     tables_cmd.register(app)

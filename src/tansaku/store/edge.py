@@ -184,6 +184,29 @@ class EdgeStore(ShardOwner):
                     break
         return out
 
+    def lengths(self) -> dict[str, dict[str, tuple[int, int]]]:
+        """(sum of ``bm25_len``, records) per team and field, read from every record: what the
+        BM25 statistics must say (``tansaku doctor``, migration)."""
+        out: dict[str, dict[str, list[int]]] = {}
+        selector = qe.PayloadSelector.Include(["tenant", "field", "bm25_len"])
+        offset = None
+        with self._lock:
+            while True:
+                points, offset = self._shard.scroll(
+                    qe.ScrollRequest(offset=offset, limit=1000, with_payload=selector)
+                )
+                for p in points:
+                    payload = p.payload or {}
+                    tenant = str(payload.get("tenant", ""))
+                    acc = out.setdefault(tenant, {}).setdefault(
+                        str(payload.get("field", "")), [0, 0]
+                    )
+                    acc[0] += int(payload.get("bm25_len", 0) or 0)
+                    acc[1] += 1
+                if offset is None or not points:
+                    break
+        return {t: {f: (v[0], v[1]) for f, v in fields.items()} for t, fields in out.items()}
+
     def hashes(self, tenant: str, filter: Filter | None = None) -> dict[str, str]:
         return {
             p["rid"]: p.get("hash", "") for p in self.scan(tenant, filter, keys=["rid", "hash"])

@@ -163,6 +163,17 @@ class UnitStore(ShardOwner):
             if offset is None or not points:
                 break
 
+    def unit_counts(self, *, from_shard: bool) -> dict[tuple[str, str], int]:
+        """Units per (team, field): as the count table says, or counted in the shard."""
+        with self._lock:
+            if not from_shard:
+                rows = self._db.execute("SELECT tenant, field, n FROM units WHERE n > 0")
+                return {(t, f): int(n) for t, f, n in rows.fetchall()}
+            counts: Counter[tuple[str, str]] = Counter()
+            for _, tenant, field, _terms in self._scroll(None):
+                counts[(tenant, field)] += 1
+            return dict(counts)
+
     def recount(self) -> None:
         """Rebuild the document-frequency table from the shard (after an interrupted write)."""
         with self._lock:

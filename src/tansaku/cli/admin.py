@@ -1,0 +1,124 @@
+"""Workspace administration: ``tansaku collections`` (list, delete) and ``tansaku doctor``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from tansaku.cli import render
+from tansaku.errors import TansakuError
+
+HomeOpt = Annotated[
+    Path | None,
+    typer.Option("--home", help="ワークスペースのフォルダ(既定: $TANSAKU_HOME または ./.tansaku)"),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="JSON で出力する(機械向け)")]
+
+out = Console(soft_wrap=False)
+err = Console(stderr=True)
+group = typer.Typer(
+    help="コレクションの一覧・削除",
+    invoke_without_command=True,
+    no_args_is_help=False,
+)
+
+
+def _fail(message: str, code: int = 1) -> typer.Exit:
+    err.print(f"[red]エラー:[/] {message}")
+    return typer.Exit(code)
+
+
+def _emit(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def _connect(home: Path | None, *, create: bool) -> Any:
+    import tansaku
+
+    return tansaku.connect(home, create=create)
+
+
+@group.callback()
+def listing(ctx: typer.Context, as_json: JsonOpt = False, home: HomeOpt = None) -> None:
+    """コレクションの一覧を表示する(取り込み中も表示できる)。"""
+    if ctx.invoked_subcommand is not None:
+        return
+    try:
+        with _connect(home, create=False) as ts:
+            infos = ts.collections()
+    except TansakuError as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        _emit(
+            {
+                "collections": [
+                    vars(i) | {"teams": list(i.teams), "axes": list(i.axes)} for i in infos
+                ]
+            }
+        )
+    else:
+        render.print_collections(out, infos)
+
+
+@group.command("delete")
+def delete(
+    name: Annotated[str, typer.Argument(help="削除するコレクション名")],
+    team: Annotated[
+        str | None, typer.Option("--team", "-t", help="このチームのデータだけを削除する")
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="確認なしで削除する")] = False,
+    home: HomeOpt = None,
+) -> None:
+    """コレクション(または --team のチームのデータ)を削除する。元に戻せません。"""
+    what = (
+        f"コレクション「{name}」のチーム「{team}」のデータ" if team else f"コレクション「{name}」"
+    )
+    if not yes:
+        if not sys.stdin.isatty():
+            raise _fail(f"{what}を削除するには --yes を付けてください", 2)
+        if not typer.confirm(f"{what}を削除します。元に戻せません。よろしいですか?"):
+            raise typer.Exit(1)
+    try:
+        with _connect(home, create=False) as ts:
+            ts.delete_collection(name, team=team)
+    except TansakuError as exc:
+        raise _fail(str(exc)) from None
+    out.print(f"{what}を削除しました")
+
+
+def doctor(
+    fix: Annotated[bool, typer.Option("--fix", help="見つかった問題を修復する")] = False,
+    as_json: JsonOpt = False,
+    home: HomeOpt = None,
+) -> None:
+    """ワークスペースの整合性(世代・BM25 統計・文単位の件数)を確かめ、--fix で修復する。"""
+    from tansaku.doctor import check
+
+    try:
+        with _connect(home, create=False) as ts:
+            findings = check(ts, fix=fix)
+    except TansakuError as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        _emit({"findings": [f.to_dict() for f in findings]})
+    elif not findings:
+        out.print("問題は見つかりませんでした")
+    else:
+        for f in findings:
+            mark = "[green]修復済み[/]" if f.repaired else "[yellow]要修復[/]"
+            out.print(f"{mark} {f.collection} [{f.check}] {escape(f.message)}")
+        if not fix and any(not f.repaired for f in findings):
+            out.print("`tansaku doctor --fix` で修復できます")
+    if any(not f.repaired for f in findings):
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(group, name="collections")
+    app.command("doctor")(doctor)

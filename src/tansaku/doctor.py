@@ -1,0 +1,141 @@
+"""``tansaku doctor``: check every collection of a workspace against what it must hold, and
+repair what can be repaired.
+
+Generations make a crash leave either the last commit or the new one (``tansaku.generations``),
+so on a workspace written by this version the checks find nothing; they exist for workspaces
+written before generations, for folders edited or copied by hand, and as the proof that the
+statistics really are what the records say. Checks per collection:
+
+- ``legacy``: the layout before generations (repair: migrate, which recounts the statistics);
+- ``current``: ``CURRENT`` missing or naming a missing generation (repair: publish the newest
+  complete generation);
+- ``bm25``: the BM25 length statistics differ from the sums over the records (repair: a new
+  generation with the recounted statistics);
+- ``units``: the unit count table differs from the unit shard (repair: recount it);
+- ``leftovers``: working generations of killed writers (repair: remove them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tansaku import generations as g
+from tansaku.client import Tansaku
+from tansaku.collection import Collection
+from tansaku.errors import TansakuError
+from tansaku.locks import WriterLock
+from tansaku.migrate import recount_bm25
+from tansaku.writer import writing
+
+
+@dataclass(frozen=True)
+class Finding:
+    collection: str
+    check: str
+    message: str
+    repaired: bool = False
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "collection": self.collection,
+            "check": self.check,
+            "message": self.message,
+            "repaired": self.repaired,
+        }
+
+
+def _bm25_mismatch(col: Collection) -> list[str]:
+    lengths = col.store.lengths()
+    out = []
+    teams = set(lengths) | {
+        t for t, f in col.state.bm25.items() if any(s.count for s in f.values())
+    }
+    for team in sorted(teams):
+        fields = set(lengths.get(team, {})) | set(col.state.bm25.get(team, {}))
+        for field in sorted(fields):
+            want = lengths.get(team, {}).get(field, (0, 0))
+            st = col.state.bm25.get(team, {}).get(field)
+            have = (st.total_len, st.count) if st else (0, 0)
+            if want != have:
+                out.append(
+                    f"チーム「{team}」のフィールド「{field}」: "
+                    f"統計は {have[1]} 件・長さ {have[0]}、レコードは {want[1]} 件・長さ {want[0]}"
+                )
+    return out
+
+
+def _units_mismatch(col: Collection) -> bool:
+    h = col.handles
+    if h is None or not h.has_unit_shard():
+        return False
+    units = col.units
+    return units.unit_counts(from_shard=False) != units.unit_counts(from_shard=True)
+
+
+def _leftovers(col_dir_gens: list[str], current: str) -> list[str]:
+    return [n for n in col_dir_gens if n != current]
+
+
+def _check_one(ts: Tansaku, name: str, fix: bool) -> list[Finding]:
+    col_dir = ts.workspace.collection_dir(name)
+    found: list[Finding] = []
+    if g.is_legacy(col_dir):
+        found.append(Finding(name, "legacy", "世代管理より前の形式です(移行で統計も数え直します)"))
+        if fix:
+            with writing(ts.workspace, name):
+                pass
+            found[-1] = Finding(name, "legacy", found[-1].message, True)
+        else:
+            return found
+    cur = g.current(col_dir)
+    if cur is None or not (cur / g.STATE).is_file():
+        gens = sorted(
+            p
+            for p in (col_dir / g.GENS).glob("g*")
+            if (p / g.READERS).exists() and (p / g.STATE).is_file()
+        )
+        found.append(Finding(name, "current", "確定した世代(CURRENT)が見つかりません"))
+        if fix and gens:
+            with WriterLock(col_dir / g.WRITE_LOCK, f"コレクション「{name}」"):
+                g.publish(col_dir, gens[-1])
+            found[-1] = Finding(name, "current", f"{gens[-1].name} を確定しました", True)
+        else:
+            return found
+    with ts.reading(name) as col:
+        bm25 = _bm25_mismatch(col)
+        units = _units_mismatch(col)
+        current = col.gen.name if col.gen is not None else ""
+    names = (
+        sorted(p.name for p in (col_dir / g.GENS).iterdir()) if (col_dir / g.GENS).is_dir() else []
+    )
+    leftovers = _leftovers(names, current)
+    for message in bm25:
+        found.append(Finding(name, "bm25", message))
+    if units:
+        found.append(Finding(name, "units", "文単位の件数表が文単位のデータと一致しません"))
+    if leftovers:
+        found.append(Finding(name, "leftovers", f"使われていない世代: {', '.join(leftovers)}"))
+    if fix and (bm25 or units or leftovers):
+        with ts.writing(name) as wcol:
+            if bm25:
+                wcol.state.bm25 = recount_bm25(wcol.store.lengths(), wcol.state)
+            if units:
+                wcol.units.recount()
+        found = [
+            Finding(f.collection, f.check, f.message, True)
+            if f.check in ("bm25", "units", "leftovers")
+            else f
+            for f in found
+        ]
+    return found
+
+
+def check(ts: Tansaku, *, fix: bool = False) -> list[Finding]:
+    """Findings of every collection (repaired ones marked ``repaired``)."""
+    out: list[Finding] = []
+    for name in ts.workspace.collection_names():
+        try:
+            out.extend(_check_one(ts, name, fix))
+        except TansakuError as exc:
+            out.append(Finding(name, "error", str(exc)))
+    return out

@@ -1,0 +1,86 @@
+"""``tansaku collections [delete]`` and ``tansaku doctor`` through the CLI runner."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+import tansaku
+from tansaku.cli.main import app
+from tansaku.config import Axis, AxisMode, CollectionConfig
+from tansaku.records import Record
+from tansaku.testing import HashEmbedder
+
+runner = CliRunner()
+CONFIG = CollectionConfig(
+    name="reports",
+    axes=(
+        Axis(name="bm25", mode=AxisMode.BM25, weight=0.5),
+        Axis(name="bigram", mode=AxisMode.BIGRAM, weight=0.5),
+    ),
+)
+TEXTS = ["冷蔵庫が故障した。", "提供が遅いとのクレーム。", "レジ現金の過不足。"]
+
+
+@pytest.fixture
+def home(tmp_path):
+    h = tmp_path / "home"
+    with tansaku.connect(h, embedder=HashEmbedder(32)) as ts:
+        for team in ("shinjuku", "shibuya"):
+            recs = [Record(f"{team}{i}#0", f"{team}{i}", "body", t) for i, t in enumerate(TEXTS)]
+            ts.ingest_records(recs, collection="reports", config=CONFIG, team=team)
+    return h
+
+
+def test_collections_lists_and_delete_needs_yes(home) -> None:
+    listed = runner.invoke(app, ["collections", "--json", "--home", str(home)])
+    assert listed.exit_code == 0, listed.output
+    (info,) = json.loads(listed.stdout)["collections"]
+    assert info["points"] == 6 and info["teams"] == ["shibuya", "shinjuku"]
+    refused = runner.invoke(app, ["collections", "delete", "reports", "--home", str(home)])
+    assert refused.exit_code == 2 and "--yes" in refused.output
+
+
+def test_delete_a_team_then_the_collection(home) -> None:
+    args = ["collections", "delete", "reports", "--team", "shinjuku", "--yes", "--home", str(home)]
+    done = runner.invoke(app, args)
+    assert done.exit_code == 0 and "削除しました" in done.output
+    listed = json.loads(runner.invoke(app, ["collections", "--json", "--home", str(home)]).stdout)
+    assert listed["collections"][0]["teams"] == ["shibuya"]
+    gone = runner.invoke(app, ["collections", "delete", "reports", "--yes", "--home", str(home)])
+    assert gone.exit_code == 0
+    empty = runner.invoke(app, ["collections", "--home", str(home)])
+    assert "コレクションはまだありません" in empty.output
+    missing = runner.invoke(app, ["collections", "delete", "reports", "--yes", "--home", str(home)])
+    assert missing.exit_code == 1 and "見つかりません" in missing.output
+
+
+def test_read_commands_do_not_create_a_mistyped_home(tmp_path) -> None:
+    typo = tmp_path / "typo" / ".tansaku"
+    for args in (["collections"], ["search", "冷蔵庫", "-c", "reports"], ["doctor"]):
+        result = runner.invoke(app, [*args, "--home", str(typo)])
+        assert result.exit_code == 1 and "ワークスペース" in result.output, result.output
+    assert not (tmp_path / "typo").exists()
+
+
+def test_doctor_finds_and_repairs_tampered_statistics(home) -> None:
+    col = home / "collections" / "reports"
+    gen = col / "gens" / (col / "CURRENT").read_text(encoding="utf-8").strip()
+    state = json.loads((gen / "state.json").read_text(encoding="utf-8"))
+    state["bm25"]["shinjuku"] = {}  # as a crash before generations could leave it
+    (gen / "state.json").write_text(json.dumps(state), encoding="utf-8")
+    (col / "gens" / "g000099").mkdir()  # a killed writer's working generation
+
+    found = runner.invoke(app, ["doctor", "--json", "--home", str(home)])
+    assert found.exit_code == 1
+    checks = {f["check"] for f in json.loads(found.stdout)["findings"]}
+    assert checks == {"bm25", "leftovers"}
+    fixed = runner.invoke(app, ["doctor", "--fix", "--home", str(home)])
+    assert fixed.exit_code == 0 and "修復済み" in fixed.output
+    clean = runner.invoke(app, ["doctor", "--home", str(home)])
+    assert clean.exit_code == 0 and "問題は見つかりませんでした" in clean.output
+    with tansaku.connect(home, embedder=HashEmbedder(32), create=False) as ts:
+        st = ts.collection("reports").state.stats("shinjuku", "body")
+        assert st.count == 3
