@@ -8,7 +8,7 @@ import pytest
 from ingest_support import config, load, reasons, text_pdf, write
 
 from tansaku.errors import ConfigError
-from tansaku.ingest.loaders import load_file
+from tansaku.ingest.loaders import load_file, reading
 from tansaku.ingest.sources import SourceFile
 
 
@@ -38,10 +38,10 @@ def test_directory_given_as_a_source(tmp_path: Path) -> None:
 def test_permission_denied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = write(tmp_path / "secret.txt", "社外秘")
 
-    def deny(self: Path) -> bytes:
-        raise PermissionError(13, "Permission denied", str(self))
+    def deny(path: Path) -> int:  # tests run as root, where chmod 000 does not deny
+        raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(Path, "read_bytes", deny)
+    monkeypatch.setattr(reading, "_open", deny)
     assert reasons(load(path)) == ["読み取り権限がありません"]
 
 

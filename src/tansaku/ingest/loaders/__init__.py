@@ -1,13 +1,19 @@
 """File loaders: one module per format, dispatched by suffix.
 
 :func:`load_file` never raises for a bad file: a whole-file problem (missing, unreadable,
-corrupt, empty, unsupported) comes back as ``LoadResult((), (LoadError(path, 理由),))``, and
-per-line problems as errors beside the records that did load. Only an invalid ``[ingest]``
-table raises (:class:`~tansaku.errors.ConfigError`), since no file could fix it.
+corrupt, empty, unsupported, refused by the walk, not a regular file, over the size cap) comes
+back as ``LoadResult((), (LoadError(path, 理由),))``, and per-line problems as errors beside the
+records that did load. A document over the chunk cap is dropped and reported. Only an invalid
+``[ingest]`` table raises (:class:`~tansaku.errors.ConfigError`), since no file could fix it.
+
+Loaders never open a path: :func:`load_file` reads the bytes (:mod:`reading`) and hands them
+over.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections import Counter
 from collections.abc import Mapping
 
 from tansaku.config import CollectionConfig
@@ -18,7 +24,8 @@ from tansaku.ingest.loaders.jsonrecords import load_json
 from tansaku.ingest.loaders.markdown import load_markdown
 from tansaku.ingest.loaders.pdf import load_pdf
 from tansaku.ingest.loaders.plaintext import load_text
-from tansaku.ingest.loaders.settings import IngestSettings, ingest_settings
+from tansaku.ingest.loaders.reading import read_capped
+from tansaku.ingest.loaders.settings import IngestLimits, IngestSettings, ingest_settings
 from tansaku.ingest.loaders.word import load_docx
 from tansaku.ingest.sources import SUPPORTED_SUFFIXES, SourceFile
 
@@ -50,12 +57,60 @@ def _os_reason(exc: OSError) -> str:
     return f"ファイルを読み込めません: {exc.strerror or exc}"
 
 
-def load_file(source: SourceFile, config: CollectionConfig) -> LoadResult:
+def _limits(
+    settings: IngestSettings, max_file_bytes: int | None, max_chunks_per_document: int | None
+) -> IngestLimits:
+    limits = settings.limits
+    if max_file_bytes is not None:
+        limits = dataclasses.replace(limits, max_file_bytes=max_file_bytes)
+    if max_chunks_per_document is not None:
+        limits = dataclasses.replace(limits, max_chunks_per_document=max_chunks_per_document)
+    return limits
+
+
+def _cap_chunks(source: SourceFile, result: LoadResult, cap: int) -> LoadResult:
+    """Drop every document with more than ``cap`` records, and say so."""
+    counts = Counter(r.doc_id for r in result.records)
+    over = {doc: n for doc, n in counts.items() if n > cap}
+    if not over:
+        return result
+    hint = "([ingest] max_chunks_per_document で上限を変えられます)"
+    errors = list(result.errors)
+    for doc, n in over.items():
+        if len(counts) == 1 and doc == source.doc_prefix:
+            what = "このファイル"
+            reason = f"チャンク数({n:,})が上限({cap:,})を超えるため、{what}は読み込みません{hint}"
+        else:
+            reason = (
+                f"文書「{doc}」のチャンク数({n:,})が上限({cap:,})を超えるため、"
+                f"この文書は読み込みません{hint}"
+            )
+        errors.append(LoadError(str(source.path), reason))
+    kept = tuple(r for r in result.records if r.doc_id not in over)
+    return LoadResult(kept, tuple(errors))
+
+
+def load_file(
+    source: SourceFile,
+    config: CollectionConfig,
+    *,
+    max_file_bytes: int | None = None,
+    max_chunks_per_document: int | None = None,
+) -> LoadResult:
     """Load one file into records under the collection's ``[ingest]`` settings.
 
-    Raises :class:`~tansaku.errors.ConfigError` only for an invalid ``[ingest]`` table.
+    ``max_file_bytes`` / ``max_chunks_per_document`` override ``[ingest] max_file_mb`` /
+    ``max_chunks_per_document`` (defaults 50 MB and 5,000). A file refused by
+    :func:`~tansaku.ingest.sources.iter_source_files`, or that is not a regular file, is
+    reported without being opened; a larger file is reported without being read.
+
+    Raises :class:`~tansaku.errors.ConfigError` only for an invalid ``[ingest]`` table, and
+    ``ValueError`` for a cap that is not positive.
     """
     settings: IngestSettings = ingest_settings(config.ingest)
+    limits = _limits(settings, max_file_bytes, max_chunks_per_document)
+    if source.refused:
+        return _failure(source, source.refused)
     path = source.path
     try:
         if not path.exists():
@@ -72,7 +127,8 @@ def load_file(source: SourceFile, config: CollectionConfig) -> LoadResult:
             source, f"対応していない形式です({suffix or '拡張子なし'})。対応形式: {supported}"
         )
     try:
-        result = loader(source, config, settings)
+        data = read_capped(path, limits.max_file_bytes)
+        result = loader(source, data, config, settings)
     except LoadFailure as exc:
         return _failure(source, exc.reason)
     except OSError as exc:
@@ -85,7 +141,14 @@ def load_file(source: SourceFile, config: CollectionConfig) -> LoadResult:
         )
     if not result.records and not result.errors:
         return _failure(source, "検索できるテキストがありません")
-    return result
+    return _cap_chunks(source, result, limits.max_chunks_per_document)
 
 
-__all__ = ["LOADERS", "LoadResult", "SourceFile", "ingest_settings", "load_file"]
+__all__ = [
+    "LOADERS",
+    "IngestLimits",
+    "LoadResult",
+    "SourceFile",
+    "ingest_settings",
+    "load_file",
+]

@@ -8,7 +8,6 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from tansaku.config import CollectionConfig
@@ -65,7 +64,9 @@ class LoadFailure(Exception):
         self.reason = reason
 
 
-Loader = Callable[[SourceFile, CollectionConfig, IngestSettings], LoadResult]
+Loader = Callable[[SourceFile, bytes, CollectionConfig, IngestSettings], LoadResult]
+"""``(source, its bytes, config, settings) -> LoadResult``: :func:`load_file` reads the bytes
+(regular files only, under the size cap) so that no loader opens a path itself."""
 
 
 @dataclass(frozen=True)
@@ -111,10 +112,6 @@ def decode(data: bytes, encoding: str = ENCODINGS_AUTO, *, allow_cp932: bool = F
     if not text.strip():
         raise LoadFailure("ファイルが空です")
     return text
-
-
-def read_text(path: Path, encoding: str = ENCODINGS_AUTO, *, allow_cp932: bool = False) -> str:
-    return decode(path.read_bytes(), encoding, allow_cp932=allow_cp932)
 
 
 # --- metadata -----------------------------------------------------------------------------
@@ -279,7 +276,6 @@ __all__ = [
     "json_value",
     "line_error",
     "normalize_date",
-    "read_text",
     "set_metadata",
     "source_type",
 ]

@@ -9,12 +9,14 @@ comes from a column named ``id`` / ``_id`` / ``*_id`` if there is one, else from
 number (``{file}#{line}``, which changes when rows are inserted above); every value of at
 most 64 characters is also metadata under its column name (and ``日付`` → ``date``,
 ``店舗`` → ``store``... as well).
+
+A quoted field left open (an unterminated ``"``) is reported at the line where it starts; that
+row is dropped and reading goes on from the next line, so the rows after it still load.
 """
 
 from __future__ import annotations
 
 import csv
-import io
 from typing import Any
 
 from tansaku.config import CollectionConfig
@@ -26,9 +28,9 @@ from tansaku.ingest.loaders.base import (
     base_metadata,
     canonical_key,
     chunked,
+    decode,
     field_records,
     line_error,
-    read_text,
     set_metadata,
     source_type,
 )
@@ -39,21 +41,114 @@ from tansaku.records import Record
 
 DEFAULT_SOURCE_TYPE = "table_row"
 TITLE_COLUMNS = ("title", "name", "タイトル", "件名", "名称", "名前")
+QUOTE = '"'
 
 
-def _rows(text: str, delimiter: str) -> list[tuple[int, list[str]]]:
-    """``(starting line number, cells)`` of every non-blank row, the header included."""
-    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+class _Lines:
+    """The lines of a text from ``start``, for a csv reader that may be restarted anywhere."""
+
+    def __init__(self, lines: list[str], start: int) -> None:
+        self.lines = lines
+        self.next = start
+
+    def __iter__(self) -> _Lines:
+        return self
+
+    def __next__(self) -> str:
+        if self.next >= len(self.lines):
+            raise StopIteration
+        self.next += 1
+        return self.lines[self.next - 1]
+
+
+def _scan_record(lines: list[str], start: int, delimiter: str) -> tuple[bool, int]:
+    """Follow the quoting of the record that starts at ``lines[start]`` (as csv does) after the
+    csv reader failed on it.
+
+    ``(True, i)``: a quoted field opened on line ``i`` and never closed properly before a later
+    line — an unterminated quote that swallowed what followed. ``(False, end)``: the record is
+    one readable the lenient way (``"ab"c`` on one line, a field over the size limit...) and
+    ends before ``lines[end]``.
+    """
+    start_field, unquoted, quoted, quote_in_quoted = range(4)
+    state, opened = start_field, start
+    for i in range(start, len(lines)):
+        for ch in lines[i]:
+            if state == quoted:
+                if ch == QUOTE:
+                    state = quote_in_quoted
+            elif ch == "\n":
+                return False, i + 1
+            elif state == start_field:
+                if ch == QUOTE:
+                    state, opened = quoted, i
+                elif ch != delimiter:
+                    state = unquoted
+            elif state == unquoted:
+                if ch == delimiter:
+                    state = start_field
+            elif ch == QUOTE:  # quote_in_quoted: a doubled quote
+                state = quoted
+            elif ch == delimiter:
+                state = start_field
+            elif opened < i:  # "closed" by a quote of a later line: the opening one was stray
+                return True, opened
+            else:  # "ab"c: the lenient reader keeps the text
+                state = unquoted
+    return (True, opened) if state == quoted else (False, len(lines))
+
+
+def _unterminated(line: int) -> str:
+    return (
+        f'{line}行目で始まる引用符(")が閉じられていません。'
+        "この行は読み込まず、次の行から読み直します"
+    )
+
+
+def _rows(text: str, delimiter: str) -> tuple[list[tuple[int, list[str]]], list[tuple[int, str]]]:
+    """``(starting line number, cells)`` of every non-blank row, the header included, and
+    ``(line number, reason)`` of the rows that could not be read.
+
+    Rows are read strictly. A quoted field left open (an unterminated ``"``) would otherwise
+    swallow the next rows up to the next quote or the end of the file: it is reported at the
+    line where it starts, that row is dropped, and reading starts again on the next line. A row
+    that breaks the rules within itself (``"ab"c``) is read leniently, as before.
+    """
+    lines = text.split("\n")
+    lines = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
     rows: list[tuple[int, list[str]]] = []
-    line = 1
-    try:
-        for cells in reader:
+    problems: list[tuple[int, str]] = []
+    start = 0
+    while start < len(lines):
+        feed = _Lines(lines, start)
+        reader = csv.reader(feed, delimiter=delimiter, strict=True)
+        try:
+            for cells in reader:
+                if any(c.strip() for c in cells):
+                    rows.append((start + 1, cells))
+                start = feed.next
+            break
+        except csv.Error:
+            unterminated, at = _scan_record(lines, start, delimiter)
+        if unterminated:
+            if not rows:
+                raise LoadFailure(f'{at + 1}行目(見出し行)の引用符(")が閉じられていません')
+            problems.append((at + 1, _unterminated(at + 1)))
+            start = at + 1
+            continue
+        try:
+            cells = next(csv.reader(lines[start:at], delimiter=delimiter), [])
+        except csv.Error as exc:
+            if not rows:
+                raise LoadFailure(f"{start + 1}行目(見出し行)のCSVが不正です: {exc}") from None
+            problems.append(
+                (start + 1, f"{start + 1}行目のCSVを読めません: {exc}。この行は読み込みません")
+            )
+        else:
             if any(c.strip() for c in cells):
-                rows.append((line, cells))
-            line = reader.line_num + 1
-    except csv.Error as exc:
-        raise LoadFailure(f"{line}行目のCSVが不正です: {exc}") from None
-    return rows
+                rows.append((start + 1, cells))
+        start = at
+    return rows, problems
 
 
 def _auto_id_column(header: list[str]) -> str | None:
@@ -179,11 +274,18 @@ class _RowBuilder:
         return out
 
 
-def load_csv(source: SourceFile, config: CollectionConfig, settings: IngestSettings) -> LoadResult:
+def _line_of(error: LoadError) -> int:
+    tail = error.path.rsplit(":", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
+
+
+def load_csv(
+    source: SourceFile, data: bytes, config: CollectionConfig, settings: IngestSettings
+) -> LoadResult:
     cfg = settings.csv
-    text = read_text(source.path, cfg.encoding, allow_cp932=True)
+    text = decode(data, cfg.encoding, allow_cp932=True)
     delimiter = cfg.delimiter or ("\t" if source.path.suffix.lower() == ".tsv" else ",")
-    rows = _rows(text, delimiter)
+    rows, problems = _rows(text, delimiter)
     if not rows:
         raise LoadFailure("ファイルが空です")
     header = [h.strip() for h in rows[0][1]]
@@ -192,7 +294,7 @@ def load_csv(source: SourceFile, config: CollectionConfig, settings: IngestSetti
     _check_columns(header, cfg)
     builder = _RowBuilder(source, config, cfg, header)
     records: list[Record] = []
-    errors: list[LoadError] = []
+    errors = [line_error(source, line, reason) for line, reason in problems]
     for line, cells in rows[1:]:
         if len(cells) > len(header) and any(c.strip() for c in cells[len(header) :]):
             errors.append(
@@ -206,6 +308,7 @@ def load_csv(source: SourceFile, config: CollectionConfig, settings: IngestSetti
             continue
         row = dict(zip(header, cells + [""] * (len(header) - len(cells)), strict=False))
         records.extend(builder.records(row, line, errors))
+    errors.sort(key=_line_of)
     return LoadResult(tuple(records), tuple(errors))
 
 

@@ -29,9 +29,9 @@ from tansaku.ingest.loaders.base import (
     base_metadata,
     canonical_key,
     chunked,
+    decode,
     field_records,
     item_record,
-    read_text,
     set_metadata,
     source_type,
 )
@@ -213,8 +213,10 @@ def _document(source: SourceFile, text: str, records_key: str | None) -> list[It
     raise LoadFailure("JSON の最上位はオブジェクトかオブジェクトのリストにしてください")
 
 
-def load_json(source: SourceFile, config: CollectionConfig, settings: IngestSettings) -> LoadResult:
-    text = read_text(source.path)
+def load_json(
+    source: SourceFile, data: bytes, config: CollectionConfig, settings: IngestSettings
+) -> LoadResult:
+    text = decode(data)
     errors: list[LoadError] = []
     items: list[Item] | None = None
     if source.path.suffix.lower() == ".json":

@@ -17,7 +17,7 @@ from tansaku.ingest.loaders.base import (
     LoadResult,
     base_metadata,
     canonical_key,
-    read_text,
+    decode,
     set_metadata,
     source_type,
 )
@@ -130,9 +130,9 @@ def parse_markdown(
 
 
 def load_markdown(
-    source: SourceFile, config: CollectionConfig, settings: IngestSettings
+    source: SourceFile, data: bytes, config: CollectionConfig, settings: IngestSettings
 ) -> LoadResult:
-    text = read_text(source.path)
+    text = decode(data)
     section = settings.markdown
     doc = parse_markdown(text, section, fallback_title=source.path.stem, where=str(source.path))
     meta = base_metadata(

@@ -6,6 +6,7 @@ Scanned PDFs (images, no text layer) are reported: OCR is not done here.
 
 from __future__ import annotations
 
+import io
 from bisect import bisect_right
 from typing import Any
 
@@ -29,13 +30,13 @@ CORRUPT = "PDFを読み込めません(破損している可能性がありま�
 NO_TEXT = "PDFから文字を抽出できません(スキャン画像のPDFは未対応です。OCR済みのPDFを使ってください)"
 
 
-def _reader(source: SourceFile) -> Any:
+def _reader(data: bytes) -> Any:
     import pypdf
 
-    if source.path.stat().st_size == 0:
+    if not data:
         raise LoadFailure("ファイルが空です")
     try:
-        reader = pypdf.PdfReader(str(source.path))
+        reader = pypdf.PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise LoadFailure("パスワードで保護されたPDFは読み込めません")
         _ = len(reader.pages)
@@ -57,8 +58,10 @@ def _title(reader: Any) -> str:
     return title.strip() if isinstance(title, str) else ""
 
 
-def load_pdf(source: SourceFile, config: CollectionConfig, settings: IngestSettings) -> LoadResult:
-    reader = _reader(source)
+def load_pdf(
+    source: SourceFile, data: bytes, config: CollectionConfig, settings: IngestSettings
+) -> LoadResult:
+    reader = _reader(data)
     errors: list[LoadError] = []
     parts: list[str] = []
     starts: list[int] = []

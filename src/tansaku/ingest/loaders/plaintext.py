@@ -17,8 +17,8 @@ from tansaku.ingest.loaders.base import (
     LoadResult,
     base_metadata,
     chunked,
+    decode,
     field_records,
-    read_text,
     source_type,
 )
 from tansaku.ingest.loaders.sections import BODY_FIELD, split_header
@@ -43,8 +43,10 @@ def normalize_paragraphs(text: str) -> str:
     return _BLANK_RUNS.sub("\n\n", text).strip()
 
 
-def load_text(source: SourceFile, config: CollectionConfig, settings: IngestSettings) -> LoadResult:
-    text = normalize_paragraphs(read_text(source.path, settings.text.encoding, allow_cp932=True))
+def load_text(
+    source: SourceFile, data: bytes, config: CollectionConfig, settings: IngestSettings
+) -> LoadResult:
+    text = normalize_paragraphs(decode(data, settings.text.encoding, allow_cp932=True))
     lines = text.split("\n")
     meta: dict[str, Any] = {}
     errors: list[LoadError] = []

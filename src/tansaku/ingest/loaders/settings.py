@@ -1,6 +1,8 @@
 """The ``[ingest]`` table of a collection config, parsed and checked (see docs/ingest.md).
 
 Unknown keys are a :class:`ConfigError` (a typo must not silently change what gets indexed).
+Besides the per-format tables, two top-level keys cap what one file may cost
+(:class:`IngestLimits`): ``max_file_mb`` and ``max_chunks_per_document``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,15 @@ from typing import Any
 from tansaku.errors import ConfigError
 
 ENCODINGS_AUTO = "auto"
+MB = 1_000_000
+# 50 MB holds the largest documents people index (a PDF manual with photos, a Word file with
+# screenshots; their text is a small part of the bytes) and table exports of ~100k rows, while a
+# file read whole stays a few hundred MB in memory once decoded and chunked.
+DEFAULT_MAX_FILE_MB = 50
+# 5,000 chunks of 400 characters (overlap 80) are ~1.6 million characters, ~1,000 pages of
+# Japanese: more than any manual; a document past it is a log or a dump, and would cost an hour
+# of CPU embedding for results that drown every other document.
+DEFAULT_MAX_CHUNKS_PER_DOCUMENT = 5_000
 _PATH_SEGMENT = re.compile(r"^[^.\[\]]+(\[\])?$")
 
 
@@ -62,7 +73,31 @@ class JsonSettings:
 
 
 @dataclass(frozen=True, kw_only=True)
+class IngestLimits:
+    """``[ingest] max_file_mb`` / ``max_chunks_per_document``: what one file may cost."""
+
+    max_file_bytes: int = DEFAULT_MAX_FILE_MB * MB
+    """A larger file is reported with its size and never read (nor read past this, even if it
+    grows while being read)."""
+    max_chunks_per_document: int = DEFAULT_MAX_CHUNKS_PER_DOCUMENT
+    """A document (a Markdown/text/PDF/Word file; a CSV row; a JSON object) that makes more
+    records than this is reported and skipped whole."""
+
+    def __post_init__(self) -> None:
+        if self.max_file_bytes <= 0:
+            raise ValueError(
+                f"max_file_bytes must be greater than 0. Currently, it is {self.max_file_bytes}"
+            )
+        if self.max_chunks_per_document <= 0:
+            raise ValueError(
+                "max_chunks_per_document must be greater than 0. "
+                f"Currently, it is {self.max_chunks_per_document}"
+            )
+
+
+@dataclass(frozen=True, kw_only=True)
 class IngestSettings:
+    limits: IngestLimits = field(default_factory=IngestLimits)
     markdown: SectionSettings = field(default_factory=SectionSettings)
     docx: SectionSettings = field(default_factory=SectionSettings)
     text: TextSettings = field(default_factory=TextSettings)
@@ -250,18 +285,37 @@ def _json(raw: Mapping[str, Any]) -> JsonSettings:
 
 
 _SECTIONS = {"markdown", "docx", "text", "pdf", "csv", "json"}
+_LIMIT_KEYS = {"max_file_mb", "max_chunks_per_document"}
+
+
+def _positive(raw: Mapping[str, Any], key: str, default: float, *, integer: bool) -> float:
+    value = raw.get(key, default)
+    ok = isinstance(value, int) if integer else isinstance(value, int | float)
+    if not ok or isinstance(value, bool) or not value > 0:
+        kind = "正の整数" if integer else "正の数"
+        raise ConfigError(f"[ingest] の {key} は{kind}で指定してください(現在: {value!r})")
+    return value
+
+
+def _limits(raw: Mapping[str, Any]) -> IngestLimits:
+    mb = _positive(raw, "max_file_mb", DEFAULT_MAX_FILE_MB, integer=False)
+    chunks = _positive(
+        raw, "max_chunks_per_document", DEFAULT_MAX_CHUNKS_PER_DOCUMENT, integer=True
+    )
+    return IngestLimits(max_file_bytes=max(1, int(mb * MB)), max_chunks_per_document=int(chunks))
 
 
 def ingest_settings(ingest: Mapping[str, Any]) -> IngestSettings:
     """Parse a config's raw ``[ingest]`` table; raises :class:`ConfigError` on bad values."""
     if not isinstance(ingest, Mapping):
         raise ConfigError(f"[ingest] は表(テーブル)で指定してください(現在: {ingest!r})")
-    _check_keys(ingest, _SECTIONS, "ingest")
+    _check_keys(ingest, _SECTIONS | _LIMIT_KEYS, "ingest")
     markdown = _sections(_table(ingest, "markdown", "ingest"), "ingest.markdown")
     docx = (
         _sections(_table(ingest, "docx", "ingest"), "ingest.docx") if "docx" in ingest else markdown
     )
     return IngestSettings(
+        limits=_limits(ingest),
         markdown=markdown,
         docx=docx,
         text=_text(_table(ingest, "text", "ingest"), "ingest.text", encoding=True),
@@ -272,7 +326,10 @@ def ingest_settings(ingest: Mapping[str, Any]) -> IngestSettings:
 
 
 __all__ = [
+    "DEFAULT_MAX_CHUNKS_PER_DOCUMENT",
+    "DEFAULT_MAX_FILE_MB",
     "CsvSettings",
+    "IngestLimits",
     "IngestSettings",
     "JsonSettings",
     "SectionSettings",

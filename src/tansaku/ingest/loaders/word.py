@@ -9,6 +9,7 @@ title, else the file stem. Fields follow ``[ingest.docx]`` or, when absent,
 
 from __future__ import annotations
 
+import io
 import re
 from typing import Any
 
@@ -91,12 +92,14 @@ def _parse(document: Any, source: SourceFile, settings: IngestSettings) -> Parse
     return ParsedDocument(title=title, blocks=blocks[skip:], metadata=meta, errors=errors)
 
 
-def load_docx(source: SourceFile, config: CollectionConfig, settings: IngestSettings) -> LoadResult:
+def load_docx(
+    source: SourceFile, data: bytes, config: CollectionConfig, settings: IngestSettings
+) -> LoadResult:
     docx = _import_docx()
-    if source.path.stat().st_size == 0:
+    if not data:
         raise LoadFailure("ファイルが空です")
     try:
-        document = docx.Document(str(source.path))
+        document = docx.Document(io.BytesIO(data))
         doc = _parse(document, source, settings)
     except OSError:
         raise
