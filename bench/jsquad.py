@@ -24,6 +24,7 @@ DEFAULT_ARGS = [
     str(ROOT.parent / "shared" / "data" / "jsquad-ir"),
     "--home",
     str(ROOT / ".tansaku-bench"),
+    "--keep",
     *(
         arg
         for name in ("default", "bm25", "dense", "bigram", "bm25-dense", "linear-minmax", "rrf-k60")

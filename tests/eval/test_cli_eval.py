@@ -80,3 +80,12 @@ def test_errors_are_japanese_with_exit_1(app, tmp_path: Path) -> None:
         app, ["eval", str(j), "--config", str(tmp_path / "none.toml"), "-c", "x"]
     )
     assert result.exit_code == 1 and "評価設定ファイルが見つかりません" in result.output
+
+
+def test_scratch_collection_is_removed_unless_keep(app, beir_dir: Path, tmp_path: Path) -> None:
+    home = tmp_path / "ws"
+    args = ["eval", str(beir_dir), "--json", "--home", str(home)]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    assert tansaku.connect(home).workspace.collection_names() == []
+    assert CliRunner().invoke(app, [*args, "--keep"]).exit_code == 0
+    assert tansaku.connect(home).workspace.collection_names() == ["eval-mini-ja"]

@@ -95,6 +95,13 @@ def register(app: typer.Typer, *, connect: ConnectFn | None = None) -> None:
                 "--home", help="ワークスペースのフォルダ(既定: $TANSAKU_HOME または ./.tansaku)"
             ),
         ] = None,
+        keep: Annotated[
+            bool,
+            typer.Option(
+                "--keep",
+                help="評価用に作った一時コレクション(eval-…)を残す(次回の取り込みを省ける)",
+            ),
+        ] = False,
     ) -> None:
         """検索の品質(nDCG@10・Recall・MRR・P@10・R@1・0件率)と速度を評価する。"""
         from dataclasses import replace
@@ -126,7 +133,7 @@ def register(app: typer.Typer, *, connect: ConnectFn | None = None) -> None:
                 progress_bar.update(tasks[stage], completed=done, total=total)
 
             with opener(home) as ts, progress_bar:
-                report = run_eval(ts, ds, configs or None, team=team, progress=progress)
+                report = run_eval(ts, ds, configs or None, team=team, progress=progress, keep=keep)
             written = write_report(report, out) if out is not None else None
         except TansakuError as exc:
             raise _fail(str(exc)) from None

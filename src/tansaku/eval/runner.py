@@ -115,6 +115,12 @@ def _base(ts: Tansaku, ds: EvalDataset) -> tuple[str, CollectionConfig, bool]:
     return ds.collection, ts.collection(ds.collection).config, False
 
 
+def _target(name: str, conf: EvalConfig) -> str:
+    """The collection a config searches: its own when it changes the index."""
+    key = conf.index_key()
+    return f"{name[:55]}-{key}" if key else name
+
+
 def _prepare(
     ts: Tansaku,
     ds: EvalDataset,
@@ -134,7 +140,7 @@ def _prepare(
                 f"既存のコレクション「{name}」はそのまま評価します。判定ファイルに source を"
                 "指定するか、索引の設定を外してください"
             )
-        target = f"{name[:55]}-{key}" if key else name
+        target = _target(name, conf)
         where[conf.name] = target
         if builds and target not in reports:
             assert ds.source is not None
@@ -259,8 +265,11 @@ def run_eval(
     team: str = DEFAULT_TEAM,
     measure_embedding: bool = True,
     progress: ProgressFn | None = None,
+    keep: bool = True,
 ) -> EvalReport:
-    """Evaluate ``configs`` (default: ``default``, ``bm25``, ``dense``) on ``dataset``."""
+    """Evaluate ``configs`` (default: ``default``, ``bm25``, ``dense``) on ``dataset``.
+    ``keep=False`` deletes the scratch collections it built once the report is made (what
+    ``tansaku eval`` does unless ``--keep``); kept, a second run re-ingests nothing."""
     if configs is not None:
         names = [c.name for c in configs]
         dupes = sorted({n for n in names if names.count(n) > 1})
@@ -269,6 +278,28 @@ def run_eval(
     if configs is None or not configs:
         _, base_cfg, _ = _base(ts, dataset)
         configs = default_configs(base_cfg)
+    built: set[str] = set()
+    try:
+        return _evaluate(ts, dataset, configs, team, measure_embedding, progress, built)
+    finally:
+        if not keep:
+            for name in sorted(built):
+                if ts.has_collection(name):
+                    ts.delete_collection(name)
+
+
+def _evaluate(
+    ts: Tansaku,
+    dataset: EvalDataset,
+    configs: Sequence[EvalConfig],
+    team: str,
+    measure_embedding: bool,
+    progress: ProgressFn | None,
+    built: set[str],
+) -> EvalReport:
+    name, _, builds = _base(ts, dataset)
+    if builds:  # every collection it searches is a scratch one, even if _prepare fails midway
+        built.update(_target(name, c) for c in configs)
     where, reports = _prepare(ts, dataset, configs, team, progress)
     first = where[configs[0].name]
     qrels = _resolve_qrels(ts, dataset, first, team)
