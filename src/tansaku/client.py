@@ -249,12 +249,17 @@ class Tansaku:
         dry_run: bool = False,
         progress: ProgressFn | None = None,
         on_wait: WaitFn | None = None,
+        follow_symlinks: bool = False,
     ) -> IngestReport:
-        """Load files/folders into ``collection`` for ``team``; see :class:`IngestReport`."""
+        """Load files/folders into ``collection`` for ``team``; see :class:`IngestReport`.
+        Only regular files inside the given folders are read (``follow_symlinks`` also follows
+        links that leave them); the source files are read before the writer lock is taken."""
         validate_name(team, "チーム名")
         cfg = self._config(collection, config)
         preview = self._preview(collection, cfg)
-        records, failures = load_sources(paths, preview)  # missing paths are reported there
+        records, failures = load_sources(  # missing paths are reported there
+            paths, preview, follow_symlinks=follow_symlinks, progress=progress
+        )
         sync_roots = [Path(p) for p in paths if Path(p).exists()] if sync else None
         if dry_run:
             return ingest_records(

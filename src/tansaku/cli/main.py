@@ -109,6 +109,8 @@ def ingest(
 
             def progress(stage: str, done: int, total: int) -> None:
                 label = {
+                    "load": "読み込み",
+                    "analyze": "形態素解析",
                     "embed": "埋め込み",
                     "write": "書き込み",
                     "units": "文単位の索引",
