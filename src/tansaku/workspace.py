@@ -4,8 +4,8 @@
 
     <home>/
       collections/<name>/config.toml   collection config (axes, fusion, ingest mapping)
-      collections/<name>/shard/        embedded engine data (qdrant-edge)
-      collections/<name>/state.json    BM25 length statistics, schema version
+      collections/<name>/CURRENT       the committed generation (see tansaku.generations)
+      collections/<name>/gens/<gen>/   shard/, units/ (qdrant-edge), state.json (BM25 stats)
       cache/embeddings.sqlite          (model, sha256(text)) -> vector
       tables.toml, tables/             registered CSV/Parquet tables (tansaku.tables)
       logs/                            search events and other JSON-line logs
