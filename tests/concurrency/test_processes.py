@@ -149,3 +149,44 @@ def test_kill_9_during_an_ingest_ends_in_the_statistics_of_a_clean_ingest(
     gens = [p.name for p in (home / "collections" / "reports" / "gens").iterdir()]
     assert len(gens) == 1, gens  # abandoned working generations were removed
     shutil.rmtree(home)
+
+
+def test_an_application_holding_connect_does_not_block_other_processes(home, tmp_path) -> None:
+    _seed(home, write_reports(tmp_path / "v1", 30))
+    with tansaku.connect(home, embedder=HashEmbedder(32)) as app:
+        assert app.search("冷蔵庫", collection="reports").hits  # its handles are open
+        ok_json(run("search", str(home), "冷蔵庫"))
+        ok_json(run("ingest", str(home), str(write_reports(tmp_path / "v2", 50, variant=1))))
+        assert app.collection("reports").store.count("default") == 50  # sees the commit
+        assert app.search("冷蔵庫", collection="reports").hits
+
+
+def test_threads_search_while_a_thread_ingests(home, tmp_path) -> None:
+    import threading
+
+    _seed(home, write_reports(tmp_path / "v1", 30))
+    errors: list[BaseException] = []
+    done = threading.Event()
+    with tansaku.connect(home, embedder=HashEmbedder(32)) as ts:
+
+        def searcher() -> None:
+            try:
+                while not done.is_set():
+                    assert ts.search("昨日の問題", collection="reports", expand=True).hits
+            except BaseException as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=searcher) for _ in range(4)]
+        for t in threads:
+            t.start()
+        try:
+            for k in range(3):
+                ts.ingest(
+                    [write_reports(tmp_path / f"w{k}", 40 + k * 10, variant=k)],
+                    collection="reports",
+                )
+        finally:
+            done.set()
+            for t in threads:
+                t.join()
+    assert not errors, errors
