@@ -17,6 +17,7 @@ row is dropped and reading goes on from the next line, so the rows after it stil
 from __future__ import annotations
 
 import csv
+import re
 from typing import Any
 
 from tansaku.config import CollectionConfig
@@ -98,6 +99,16 @@ def _scan_record(lines: list[str], start: int, delimiter: str) -> tuple[bool, in
     return (True, opened) if state == quoted else (False, len(lines))
 
 
+def _csv_detail(exc: csv.Error) -> str:
+    text = str(exc)
+    m = re.search(r"field larger than field limit \((\d+)\)", text)
+    if m:
+        return f"1つの項目が{int(m[1]):,}文字を超えています"
+    if "NUL" in text:
+        return "NUL文字が含まれています"
+    return text
+
+
 def _unterminated(line: int) -> str:
     return (
         f'{line}行目で始まる引用符(")が閉じられていません。'
@@ -140,9 +151,14 @@ def _rows(text: str, delimiter: str) -> tuple[list[tuple[int, list[str]]], list[
             cells = next(csv.reader(lines[start:at], delimiter=delimiter), [])
         except csv.Error as exc:
             if not rows:
-                raise LoadFailure(f"{start + 1}行目(見出し行)のCSVが不正です: {exc}") from None
+                raise LoadFailure(
+                    f"{start + 1}行目(見出し行)のCSVを読めません: {_csv_detail(exc)}"
+                ) from None
             problems.append(
-                (start + 1, f"{start + 1}行目のCSVを読めません: {exc}。この行は読み込みません")
+                (
+                    start + 1,
+                    f"{start + 1}行目のCSVを読めません: {_csv_detail(exc)}。この行は読み込みません",
+                )
             )
         else:
             if any(c.strip() for c in cells):
