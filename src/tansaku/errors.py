@@ -67,3 +67,33 @@ class MissingExtra(TansakuError, ImportError):
             f"{purpose}には {package} が必要です。"
             f"`pip install 'tansaku[{extra}]'` でインストールしてください"
         )
+
+
+class InvalidRequest(TansakuError, ValueError):
+    """A search request (query, options, filters) is invalid: the caller's mistake, never the
+    data's. The CLI exits with 2, an HTTP front end answers 400. A ``ValueError`` too, so code
+    that caught the ``ValueError`` of earlier versions still does."""
+
+
+class QueryTooLong(InvalidRequest):
+    """The query has more characters than the request's ``max_query_chars``."""
+
+    def __init__(self, length: int, limit: int) -> None:
+        self.length = length
+        self.limit = limit
+        super().__init__(
+            f"検索クエリが長すぎます({length:,}文字、上限 {limit:,}文字)。"
+            "要点を短くまとめて検索してください"
+        )
+
+
+class UnknownName(InvalidRequest):
+    """A filter names a record field or a metadata key that no record of the team has;
+    ``available`` lists the ones that exist (for metadata keys: those seen in a sample)."""
+
+    def __init__(self, kind: str, name: str, available: list[str], where: str) -> None:
+        self.kind = kind
+        self.name = name
+        self.available = available
+        hint = f"使える{kind}: {', '.join(available)}" if available else f"{kind}がありません"
+        super().__init__(f"{kind}「{name}」を持つ記録が{where}にありません。{hint}")

@@ -6,6 +6,7 @@ inside the store, so no caller can forget it and no query can cross teams.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -16,6 +17,55 @@ import numpy as np
 from tansaku.records import Record
 from tansaku.store.sparse import SparseVec
 
+MetaValue = str | int | float | bool | date
+Bound = int | float | date
+
+
+@dataclass(frozen=True, kw_only=True)
+class MetaCondition:
+    """A typed condition on ``metadata[key]``: equal to one of ``values``, or within the bounds
+    (``gte``/``lte`` inclusive, ``gt``/``lt`` exclusive; several bounds all apply).
+
+    Values match by their Python type, as the metadata is stored: ``3`` matches the integer 3
+    and not the string "3"; a ``float`` matches a number equal to it (int or float); a
+    ``date`` matches the ISO string of that day (``"2025-12-10"``, or a datetime on that day)
+    and date bounds compare days. Turning what a user typed into the stored type is the
+    search layer's job (``tansaku.search.filters``).
+    """
+
+    key: str
+    values: tuple[MetaValue, ...] = ()
+    gte: Bound | None = None
+    gt: Bound | None = None
+    lte: Bound | None = None
+    lt: Bound | None = None
+
+    @property
+    def bounds(self) -> dict[str, Bound]:
+        """The bounds that are set, by name (``gte``, ``gt``, ``lte``, ``lt``)."""
+        pairs = (("gte", self.gte), ("gt", self.gt), ("lte", self.lte), ("lt", self.lt))
+        return {name: v for name, v in pairs if v is not None}
+
+    def __post_init__(self) -> None:
+        if not self.key:
+            raise ValueError("メタデータ条件のキーが空です")
+        bounds = self.bounds
+        if bool(self.values) == bool(bounds):
+            raise ValueError(
+                f"メタデータ条件「{self.key}」には値(values)か範囲(gte/gt/lte/lt)の"
+                "どちらか一方を指定してください"
+            )
+        for v in (*self.values, *bounds.values()):
+            if isinstance(v, float) and not math.isfinite(v):
+                raise ValueError(f"メタデータ条件「{self.key}」の値 {v} は使えません")
+        kinds = {isinstance(v, date) for v in bounds.values()}
+        if len(kinds) > 1 or any(
+            isinstance(v, bool) or not isinstance(v, int | float | date) for v in bounds.values()
+        ):
+            raise ValueError(
+                f"メタデータ条件「{self.key}」の範囲は数値か日付の一方にしてください: {bounds}"
+            )
+
 
 @dataclass(frozen=True, kw_only=True)
 class Filter:
@@ -23,7 +73,8 @@ class Filter:
 
     ``fields``: record field in this set. ``equals``: metadata key equals value.
     ``any_of``: metadata key in values. ``date_from``/``date_to``: inclusive dates on
-    ``metadata.date``. ``doc_ids``: restrict to these documents.
+    ``metadata.date``. ``doc_ids``: restrict to these documents. ``where``: typed
+    conditions on metadata (:class:`MetaCondition`), all of which apply.
     """
 
     fields: tuple[str, ...] = ()
@@ -32,6 +83,7 @@ class Filter:
     date_from: date | None = None
     date_to: date | None = None
     doc_ids: tuple[str, ...] = ()
+    where: tuple[MetaCondition, ...] = ()
 
     def __post_init__(self) -> None:
         if self.date_from and self.date_to and self.date_from > self.date_to:
@@ -47,6 +99,7 @@ class Filter:
             or self.date_from
             or self.date_to
             or self.doc_ids
+            or self.where
         )
 
 

@@ -334,3 +334,38 @@ class EdgeStore(ShardOwner):
         switch from exact to HNSW at ``_EXACT_BELOW`` points, and new points stay brute-force
         searchable until :meth:`optimize` runs."""
         return changed >= OPTIMIZE_MIN_CHANGED and self.total() >= _EXACT_BELOW
+
+    def metadata_sample(
+        self, tenant: str, keys: Sequence[str] = (), *, limit: int = 32
+    ) -> dict[str, list[Any]]:
+        """Stored values of metadata ``keys``, from up to ``limit`` of the tenant's records that
+        have each key; a key no record has is left out (learning that reads every record of the
+        tenant once). Without ``keys``: every key and value of ``limit`` records. The search
+        layer learns from it a key's type (``cost`` stored as int or as text) and whether any
+        record has it."""
+        base = tenant_filter(tenant)
+        out: dict[str, list[Any]] = {}
+        with self._lock:
+            if not keys:
+                points, _ = self._shard.scroll(
+                    qe.ScrollRequest(
+                        limit=limit, filter=base, with_payload=qe.PayloadSelector.Include(["meta"])
+                    )
+                )
+                for p in points:
+                    for key, value in ((p.payload or {}).get("meta") or {}).items():
+                        out.setdefault(key, []).append(value)
+                return out
+            for key in keys:
+                path = f"meta.{key}"
+                points, _ = self._shard.scroll(
+                    qe.ScrollRequest(
+                        limit=limit,
+                        filter=qe.Filter(must=base.must, must_not=[qe.IsEmptyCondition(path)]),
+                        with_payload=qe.PayloadSelector.Include([path]),
+                    )
+                )
+                values = [((p.payload or {}).get("meta") or {}).get(key) for p in points]
+                if values:
+                    out[key] = values
+        return out

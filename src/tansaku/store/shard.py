@@ -9,15 +9,17 @@ holder's lock.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import qdrant_edge as qe
 
 from tansaku.errors import StorageError
 from tansaku.records import Record
-from tansaku.store.base import Filter, payload_metadata
+from tansaku.store.base import Bound, Filter, MetaCondition, payload_metadata
 
 # payload keys every search may filter on: record id, document, field, the common metadata
 INDEXED_KEYWORDS = ("rid", "doc_id", "field", "meta.source_type", "meta.store")
@@ -101,7 +103,9 @@ def _conditions(tenant: str, flt: Filter | None) -> list[Any]:
     if flt.doc_ids:
         must.append(qe.FieldCondition("doc_id", match=qe.MatchAny(list(flt.doc_ids))))
     for key, value in flt.equals.items():
-        must.append(qe.FieldCondition(f"meta.{key}", match=qe.MatchValue(value)))
+        # the binding turns a Python bool into 1/0, which matches no stored bool: numpy's does
+        flag: Any = np.bool_(value) if isinstance(value, bool) else value
+        must.append(qe.FieldCondition(f"meta.{key}", match=qe.MatchValue(flag)))
     for key, values in flt.any_of.items():
         must.append(qe.FieldCondition(f"meta.{key}", match=qe.MatchAny(list(values))))
     if flt.date_from or flt.date_to:
@@ -110,7 +114,52 @@ def _conditions(tenant: str, flt: Filter | None) -> list[Any]:
             lte=float(flt.date_to.strftime("%Y%m%d")) if flt.date_to else None,
         )
         must.append(qe.FieldCondition("date_int", range=rng))
+    must.extend(_meta_condition(cond) for cond in flt.where)
     return must
+
+
+def _meta_condition(cond: MetaCondition) -> Any:
+    """The engine condition of a typed metadata condition; values of several types (``cost``
+    stored as an int in some records and as a string in others) become a ``should`` group."""
+    if cond.bounds:
+        return _meta_range(cond.key, cond.bounds)
+    key = f"meta.{cond.key}"
+    groups: list[Any] = []
+    ints = [v for v in cond.values if isinstance(v, int) and not isinstance(v, bool)]
+    strs = [v for v in cond.values if isinstance(v, str)]
+    for same in (ints, strs):
+        if same:
+            match = qe.MatchValue(same[0]) if len(same) == 1 else qe.MatchAny(same)
+            groups.append(qe.FieldCondition(key, match=match))
+    for v in cond.values:
+        if isinstance(v, bool):  # numpy's bool: see _conditions
+            flag: Any = np.bool_(v)
+            groups.append(qe.FieldCondition(key, match=qe.MatchValue(flag)))
+        elif isinstance(v, float):  # any number equal to it, int or float
+            groups.append(qe.FieldCondition(key, range=qe.RangeFloat(gte=v, lte=v)))
+        elif isinstance(v, date):
+            groups.append(_meta_range(cond.key, {"gte": v, "lte": v}))
+    return groups[0] if len(groups) == 1 else qe.Filter(should=groups)
+
+
+def _meta_range(key: str, bounds: Mapping[str, Bound]) -> Any:
+    """Numbers compare as floats. Days compare on the indexed ``date_int`` for ``date``, and
+    as datetimes of the ISO strings for other keys (a bound day covers all of that day)."""
+    if not any(isinstance(v, date) for v in bounds.values()):
+        nums = {name: float(v) for name, v in bounds.items() if not isinstance(v, date)}
+        return qe.FieldCondition(f"meta.{key}", range=qe.RangeFloat(**nums))
+    days = {name: v for name, v in bounds.items() if isinstance(v, date)}
+    if key == "date":
+        ints = {name: float(d.strftime("%Y%m%d")) for name, d in days.items()}
+        return qe.FieldCondition("date_int", range=qe.RangeFloat(**ints))
+    # a bound day covers the whole day: after d = from the start of d + 1, up to d = before it
+    lower = [d + timedelta(days=int(n == "gt")) for n, d in days.items() if n in ("gte", "gt")]
+    upper = [d + timedelta(days=int(n == "lte")) for n, d in days.items() if n in ("lte", "lt")]
+    rng = qe.RangeDateTime(
+        gte=max(lower).isoformat() if lower else None,
+        lt=min(upper).isoformat() if upper else None,
+    )
+    return qe.FieldCondition(f"meta.{key}", range=rng)
 
 
 def filter_payload(tenant: str, rec: Record) -> dict[str, Any]:
