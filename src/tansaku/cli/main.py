@@ -97,6 +97,13 @@ def ingest(
     sync: Annotated[
         bool, typer.Option("--sync", help="ソースから消えた文書をコレクションからも削除する")
     ] = False,
+    follow_symlinks: Annotated[
+        bool,
+        typer.Option(
+            "--follow-symlinks",
+            help="フォルダの外を指すシンボリックリンクもたどる(既定: 報告して読まない)",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
     home: HomeOpt = None,
 ) -> None:
@@ -131,6 +138,7 @@ def ingest(
                 dry_run=dry_run,
                 progress=None if as_json else progress,
                 on_wait=lambda message: err.print(f"[yellow]{message}[/]"),
+                follow_symlinks=follow_symlinks,
             )
             audit_path = audit
             if dry_run and audit_path is None:
