@@ -222,6 +222,7 @@ def test_symlink_loops_end_and_are_reported(root: Path) -> None:
     os.symlink("self.md", root / "self.md")
     os.symlink("b.md", root / "a.md")
     os.symlink("a.md", root / "b.md")
+    os.symlink("ループ", root / "ループ")  # no suffix: skipped like any unsupported name
     sources = iter_source_files([root])
     assert [(s.doc_prefix, s.refused) for s in sources] == [
         ("2024/日報", ""),
@@ -302,3 +303,14 @@ def test_refused_source_made_by_hand_is_reported_without_reading(tmp_path: Path)
     result = load_file(source, config())
     assert result.records == ()
     assert [(e.path, e.reason) for e in result.errors] == [(str(path), source.refused)]
+
+
+def test_deeply_nested_folders_do_not_hit_the_recursion_limit(tmp_path: Path) -> None:
+    root = deep = tmp_path / "n"
+    root.mkdir()
+    for _ in range(sys.getrecursionlimit() + 200):  # mkdir(parents=True) would recurse too
+        deep = deep / "d"
+        deep.mkdir()
+    write(deep / "底.md", NOTE)
+    (source,) = iter_source_files([root])
+    assert source.doc_prefix.endswith("d/底") and not source.refused

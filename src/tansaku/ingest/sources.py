@@ -128,9 +128,9 @@ class _Walk:
         self.found: list[tuple[SourceFile, bool]] = []  # (source, reached through a link)
 
     def run(self) -> list[tuple[SourceFile, bool]]:
-        self._folder(self.root, via_link=False)
+        self._walk(self.root, via_link=False)
         while self.deferred:
-            self._folder(self.deferred.pop(0), via_link=True)
+            self._walk(self.deferred.pop(0), via_link=True)
         return sorted(self.found, key=lambda f: f[0].path.relative_to(self.root).as_posix())
 
     def _source(self, path: Path, refused: str = "") -> SourceFile:
@@ -139,23 +139,28 @@ class _Walk:
     def _refuse(self, path: Path, reason: str) -> None:
         self.found.append((self._source(path, reason), False))
 
-    def _folder(self, path: Path, *, via_link: bool) -> None:
+    def _walk(self, top: Path, *, via_link: bool) -> None:
+        """Walk ``top`` and the real folders under it, with a stack: a folder nested thousands
+        deep must not hit Python's recursion limit."""
+        stack = [top]
+        while stack:
+            for entry in self._list(stack.pop()):
+                self._entry(entry, stack, via_link=via_link)
+
+    def _list(self, path: Path) -> list[os.DirEntry[str]]:
         try:
             st = os.stat(path)
             key = (st.st_dev, st.st_ino)
             if key in self.visited:
-                return  # already walked under its real path or another link: no loop, no twice
+                return []  # already walked under its real path or another link: no loop
             self.visited.add(key)
             with os.scandir(path) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                return sorted((e for e in it if not _skipped(e.name)), key=lambda e: e.name)
         except OSError as exc:
             self._refuse(path, f"フォルダを読み取れません: {_os_reason(exc)}")
-            return
-        for entry in entries:
-            if not _skipped(entry.name):
-                self._entry(entry, via_link=via_link)
+            return []
 
-    def _entry(self, entry: os.DirEntry[str], *, via_link: bool) -> None:
+    def _entry(self, entry: os.DirEntry[str], stack: list[Path], *, via_link: bool) -> None:
         path = Path(entry.path)
         supported = _supported(entry.name)
         try:
@@ -165,7 +170,7 @@ class _Walk:
         if stat.S_ISLNK(mode):
             self._link(path, supported=supported)
         elif stat.S_ISDIR(mode):
-            self._folder(path, via_link=via_link)
+            stack.append(path)
         elif stat.S_ISREG(mode):
             if supported:
                 self.found.append((self._source(path), via_link))
@@ -177,9 +182,8 @@ class _Walk:
             real = os.path.realpath(path, strict=True)
             mode = os.stat(path).st_mode
         except OSError as exc:
-            problem = _link_problem(path, exc)
-            if supported or problem == LOOP:
-                self._refuse(path, problem)
+            if supported:  # a broken link named like a folder is skipped, as it always was
+                self._refuse(path, _link_problem(path, exc))
             return
         allowed = self.follow or _inside(real, self.real_root)
         if stat.S_ISDIR(mode):
