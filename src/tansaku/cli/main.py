@@ -1,12 +1,15 @@
 """The ``tansaku`` command: a thin adapter over the library.
 
-Library errors become Japanese messages on stderr and a non-zero exit code; ``--json`` prints one
-JSON object on stdout for machines.
+Library errors become Japanese messages on stderr and a non-zero exit code (2 for an invalid
+request or option, 1 otherwise); ``--json`` prints one JSON object on stdout for machines. Any
+other exception, in any subcommand, becomes one Japanese line and exit code 1; its traceback
+only with ``tansaku --debug ...`` or ``TANSAKU_DEBUG=1``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from datetime import date
 from pathlib import Path
@@ -23,20 +26,79 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from typer.core import TyperGroup
 
 from tansaku.cli import render
-from tansaku.errors import TansakuError
+from tansaku.errors import InvalidRequest, TansakuError
+from tansaku.search.limits import MAX_TOP_K
 from tansaku.workspace import DEFAULT_TEAM, Workspace
+
+DEBUG_ENV = "TANSAKU_DEBUG"
+_DEBUG_META = "tansaku.debug"
+
+out = Console(soft_wrap=False)
+err = Console(stderr=True)
+
+
+def _debug(ctx: typer.Context) -> bool:
+    if ctx.meta.get(_DEBUG_META):
+        return True
+    return os.environ.get(DEBUG_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _unexpected(exc: Exception) -> typer.Exit:
+    """One line on stderr for an exception no command handled; exit code 2 for an invalid
+    request, else 1."""
+    if isinstance(exc, TansakuError):
+        return fail(str(exc), 2 if isinstance(exc, InvalidRequest) else 1)
+    detail = " ".join(f"{type(exc).__name__}: {exc}".split())
+    if len(detail) > 300:
+        detail = detail[:299] + "…"
+    return fail(
+        f"予期しないエラーが発生しました({detail})。"
+        f"詳細は `tansaku --debug ...` または {DEBUG_ENV}=1 で再実行すると表示されます"
+    )
+
+
+class _Commands(TyperGroup):
+    """Runs every subcommand (those of ``cli/tables.py``, ``cli/eval.py``, ``cli/demo.py``
+    too) inside :meth:`invoke`, where an exception it did not handle becomes one line."""
+
+    def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort, typer.TyperException):
+            raise
+        except Exception as exc:
+            if _debug(ctx):
+                raise
+            raise _unexpected(exc) from None
+
 
 app = typer.Typer(
     name="tansaku",
+    cls=_Commands,
     help="探索 tansaku — 日本語の業務ナレッジを検索するツールキット",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console(soft_wrap=False)
-err = Console(stderr=True)
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug",
+            envvar=DEBUG_ENV,
+            help="予期しないエラーのトレースバックを表示する(tansaku --debug COMMAND ...)",
+        ),
+    ] = False,
+) -> None:
+    ctx.meta[_DEBUG_META] = debug
+
 
 TeamOpt = Annotated[str, typer.Option("--team", "-t", help="チーム(テナント)名")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="JSON で出力する(機械向け)")]
@@ -47,12 +109,18 @@ HomeOpt = Annotated[
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
-    err.print(f"[red]エラー:[/] {message}")
+    err.print(f"[red]エラー:[/] {render.safe(message)}")
     return typer.Exit(code)
 
 
+def library_error(exc: TansakuError) -> typer.Exit:
+    """A library error as a message and an exit code: 2 for an invalid request, else 1."""
+    return fail(str(exc), 2 if isinstance(exc, InvalidRequest) else 1)
+
+
 def emit_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
+    text = json.dumps(obj, ensure_ascii=False, indent=2, default=str)
+    sys.stdout.write(render.json_safe(text) + "\n")
 
 
 def _connect(home: Path | None, *, create: bool = True) -> Any:
@@ -171,31 +239,22 @@ def _parse_date(value: str | None, option: str) -> date | None:
         ) from None
 
 
-def _parse_meta(items: list[str]) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
-    equals: dict[str, str] = {}
-    any_of: dict[str, tuple[str, ...]] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key or not value:
-            raise fail(f"--where「{item}」は キー=値 の形で指定してください(例: store=新宿店)", 2)
-        values = tuple(v for v in value.split(",") if v)
-        if len(values) > 1:
-            any_of[key] = values
-        else:
-            equals[key] = values[0]
-    return equals, any_of
-
-
 @app.command()
 def search(
     query: Annotated[str, typer.Argument(help="検索クエリ(日本語)")],
     collection: Annotated[str, typer.Option("--collection", "-c", help="コレクション名")],
     team: TeamOpt = DEFAULT_TEAM,
     top_k: Annotated[
-        int | None, typer.Option("--top-k", "-k", min=1, max=1000, help="返す件数")
+        int | None, typer.Option("--top-k", "-k", min=1, max=MAX_TOP_K, help="返す件数")
     ] = None,
     field: Annotated[list[str], typer.Option("--field", help="対象フィールド(複数可)")] = [],  # noqa: B006
-    where: Annotated[list[str], typer.Option("--where", help="メタデータ条件 キー=値[,値]")] = [],  # noqa: B006
+    where: Annotated[
+        list[str],
+        typer.Option(
+            "--where",
+            help="メタデータ条件(複数可): キー=値[,値] / キー<=値 など(例: cost<=3)",
+        ),
+    ] = [],  # noqa: B006
     date_from: Annotated[str | None, typer.Option("--from", help="日付の下限 YYYY-MM-DD")] = None,
     date_to: Annotated[str | None, typer.Option("--to", help="日付の上限 YYYY-MM-DD")] = None,
     min_score: Annotated[float | None, typer.Option("--min-score", help="最終スコアの下限")] = None,
@@ -225,12 +284,9 @@ def search(
 
     if not query.strip():
         raise fail("検索クエリが空です", 2)
-    equals, any_of = _parse_meta(where)
     try:
         flt = Filter(
             fields=tuple(field),
-            equals=equals,
-            any_of=any_of,
             date_from=_parse_date(date_from, "--from"),
             date_to=_parse_date(date_to, "--to"),
         )
@@ -252,6 +308,7 @@ def search(
                 team=team,
                 top_k=top_k,
                 filter=flt,
+                where=tuple(where),
                 min_score=min_score,
                 now=clock,
                 expand=expand,
@@ -259,7 +316,7 @@ def search(
                 rerank=rerank,
             )
     except TansakuError as exc:
-        raise fail(str(exc)) from None
+        raise library_error(exc) from None
     if as_json:
         emit_json(result.to_dict())
     else:

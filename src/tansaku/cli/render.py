@@ -1,6 +1,17 @@
-"""Human-readable output for the CLI (rich). JSON output never goes through here."""
+"""Human-readable output for the CLI (rich), and what keeps it safe for a terminal.
+
+Everything printed from outside the program — queries, stored text and metadata, file names,
+error messages — goes through :func:`safe` (or :func:`inline`): control characters (C0 but
+tab and newline, DEL, C1) and bidirectional-override characters are shown as visible escapes
+(``\\x1b``, ``\\u202e``) instead of reaching the terminal, and rich markup is escaped. JSON
+output never goes through rich; :func:`json_safe` escapes the same characters there.
+"""
 
 from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -11,24 +22,88 @@ from tansaku.ingest.pipeline import IngestReport
 from tansaku.search.merge import preview
 from tansaku.search.types import SearchResult
 
+# C0 except tab and newline, DEL, C1, and the bidi marks/embeddings/overrides/isolates that can
+# reorder what a terminal shows ("Trojan source")
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")  # C0: json
+
+
+def _visible(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def plain(text: object) -> str:
+    """``text`` with its unsafe characters as visible escapes (no markup escaping)."""
+    return _UNSAFE.sub(_visible, str(text))
+
+
+def safe(text: object) -> str:
+    """``text`` ready for ``console.print`` with markup: unsafe characters escaped, markup
+    (``[bold]``…) shown literally."""
+    return escape(plain(text))
+
+
+def inline(text: object) -> str:
+    """:func:`safe` on one line: runs of whitespace (newlines included) become one space."""
+    return safe(" ".join(str(text).split()))
+
+
+def json_safe(text: str) -> str:
+    """JSON text with DEL, C1 and bidi characters as ``\\uXXXX`` escapes (still the same JSON:
+    those characters only occur inside strings; ``json.dumps`` escapes C0 itself)."""
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
 
 def print_ingest(console: Console, report: IngestReport, collection: str, team: str) -> None:
     head = "[dry-run] " if report.dry_run else ""
     console.print(
-        f"{head}コレクション [bold]{collection}[/] (チーム {team}): "
+        f"{escape(head)}コレクション [bold]{safe(collection)}[/] (チーム {safe(team)}): "
         f"追加 {report.inserted} / 更新 {report.updated} / 変更なし {report.unchanged} / "
         f"削除 {report.deleted} / 埋め込み {report.embedded} / スキップ {report.skipped}"
     )
     for f in report.failed:
-        console.print(f"[red]失敗[/] {f.path}: {f.reason}")
+        console.print(f"[red]失敗[/] {inline(f.path)}: {inline(f.reason)}")
+
+
+_UNUSED_DATE = {
+    "filter": "日付の指定があるため使いませんでした",
+    "no_dates": "日付のある記録がないため使いませんでした",
+}
+
+
+def date_line(plan: Mapping[str, Any]) -> str | None:
+    """「日付: 2025-12-10 〜 2025-12-10(「昨日」から)」: the date filter the search ran with,
+    and a date expression of the query that did not filter (plain text, not yet escaped)."""
+    parts: list[str] = []
+    applied = plan.get("date_filter")
+    if applied:
+        span = f"{applied.get('from') or ''} 〜 {applied.get('to') or ''}".strip()
+        origin = (
+            f"「{applied.get('expression')}」から" if applied.get("source") == "query" else "指定"
+        )
+        parts.append(f"日付: {span}({origin})")
+    unused = plan.get("date_unused")
+    if unused:
+        reason = _UNUSED_DATE.get(str(unused.get("reason")), "使いませんでした")
+        parts.append(
+            f"「{unused.get('expression')}」({unused.get('from')} 〜 {unused.get('to')})は{reason}"
+        )
+    return " / ".join(parts) or None
 
 
 def print_search(console: Console, result: SearchResult) -> None:
     plan = result.plan
     console.print(
-        f"[bold]「{escape(result.query)}」[/] — {len(result.hits)}件 "
-        f"({plan.get('collection')}, {result.timings_ms.get('total', 0):.1f} ms)"
+        f"[bold]「{inline(result.query)}」[/] — {len(result.hits)}件 "
+        f"({safe(plan.get('collection'))}, {result.timings_ms.get('total', 0):.1f} ms)"
     )
+    dates = date_line(plan)
+    if dates:
+        console.print(f"[dim]{inline(dates)}[/]")
+    where = (plan.get("filter") or {}).get("where")
+    if where:
+        console.print(f"[dim]条件: {inline(', '.join(where))}[/]")
     if not result.hits:
         console.print(
             "[yellow]該当する結果がありません。言い換えるか、別のコレクションを試してください[/]"
@@ -36,14 +111,14 @@ def print_search(console: Console, result: SearchResult) -> None:
         return
     for i, hit in enumerate(result.hits, start=1):
         meta = hit.record.metadata
-        title = escape(str(meta.get("title") or hit.doc_id))
-        extra = " ".join(escape(str(meta[k])) for k in ("date", "store", "chapter") if meta.get(k))
-        axes = " ".join(f"{name}#{a.rank}" for name, a in hit.axes.items())
+        title = inline(meta.get("title") or hit.doc_id)
+        extra = " ".join(inline(meta[k]) for k in ("date", "store", "chapter") if meta.get(k))
+        axes = " ".join(f"{inline(name)}#{a.rank}" for name, a in hit.axes.items())
         console.print(
             f"[bold cyan]{i:>2}.[/] [green]{hit.score:.3f}[/] [bold]{title}[/]"
-            f" [dim]{escape(hit.record.id)}{'  ' + extra if extra else ''}  ({axes})[/]"
+            f" [dim]{inline(hit.record.id)}{'  ' + extra if extra else ''}  ({axes})[/]"
         )
-        console.print(f"    {escape(preview(hit.record.text, 110))}")
+        console.print(f"    {safe(preview(hit.record.text, 110))}")
 
 
 def print_collections(console: Console, infos: list[CollectionInfo]) -> None:
@@ -60,10 +135,10 @@ def print_collections(console: Console, infos: list[CollectionInfo]) -> None:
     table.add_column("説明", overflow="fold")
     for info in infos:
         table.add_row(
-            info.name,
+            inline(info.name),
             str(info.points),
-            ", ".join(info.teams) or "-",
-            ", ".join(info.axes),
-            info.description,
+            inline(", ".join(info.teams)) or "-",
+            inline(", ".join(info.axes)),
+            inline(info.description),
         )
     console.print(table)

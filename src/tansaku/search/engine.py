@@ -23,6 +23,13 @@ from tansaku.embed.cache import CachedEmbedder
 from tansaku.search.classify import Classification, Classifier, QueryLabel, RuleClassifier
 from tansaku.search.events import SearchEventLog
 from tansaku.search.expand import ExpandContext, Expander, RuleExpander, finalize
+from tansaku.search.filters import (
+    date_filter_plan,
+    filter_plan,
+    resolve_filter,
+    unused_date_plan,
+)
+from tansaku.search.limits import check_candidates, check_min_score, check_top_k
 from tansaku.search.merge import QueryHits, merge_hits, merge_rrf, rerank_with_weights
 from tansaku.search.retrieve import Retrieval, retrieve, with_records
 from tansaku.search.types import Hit, SearchRequest, SearchResult
@@ -95,6 +102,9 @@ def search(
     min_score = cfg.min_score if request.min_score is None else request.min_score
     by_doc = cfg.group_by_doc if request.group_by_doc is None else request.group_by_doc
     candidates = request.candidates or cfg.candidates
+    check_top_k(top_k)  # the config's values too
+    check_min_score(min_score)
+    check_candidates(candidates)
     analyzer = get_analyzer(cfg.split_mode)
     timings: dict[str, float] = {"analyze": 0.0, "embed": 0.0, "retrieve": 0.0, "fuse": 0.0}
 
@@ -104,15 +114,16 @@ def search(
     use_dates = qcfg.dates if request.dates is None else request.dates
     resolution = resolve_dates(request.query, now) if use_dates else None
     date_range: DateRange | None = None
-    flt = request.filter
-    if (
-        resolution is not None
-        and resolution.range is not None
-        and not (flt.date_from or flt.date_to)
-        and _has_dates(collection, request.tenant)
-    ):
-        date_range = resolution.range
-        flt = replace(flt, date_from=date_range.start, date_to=date_range.end)
+    date_unused: str | None = None  # why a date expression of the query did not filter
+    flt = resolve_filter(collection, request.tenant, request.filter, request.where)
+    if resolution is not None and resolution.range is not None:
+        if flt.date_from or flt.date_to:
+            date_unused = "filter"  # the caller's date filter wins
+        elif not _has_dates(collection, request.tenant):
+            date_unused = "no_dates"
+        else:
+            date_range = resolution.range
+            flt = replace(flt, date_from=date_range.start, date_to=date_range.end)
     searched = (resolution.remainder if date_range and resolution else "") or request.query
     original_display = resolution.query if date_range and resolution else request.query
 
@@ -190,12 +201,14 @@ def search(
             "confidence": round(classification.confidence, 2),
         },
         "date_range": date_range.to_dict() if date_range else None,
+        "date_filter": date_filter_plan(flt, date_range),
+        "date_unused": unused_date_plan(resolution, date_unused),
         "now": now.isoformat(timespec="minutes"),
         **stage_plan,
         "fusion": {"method": fusion.method.value, "k": fusion.k}
         if fusion.method is FusionMethod.RRF
         else {"method": fusion.method.value, "normalization": fusion.normalization},
-        "filter": _filter_dict(flt),
+        "filter": filter_plan(flt),
         "group_by_doc": by_doc,
         "candidates": max(candidates, stage_plan["top_k"]),
         "rerank": rerank_plan,
@@ -376,20 +389,3 @@ def _rerank(
         return hits, plan
     out = [replace(hits[i], rerank_score=outcome.scores[i]) for i in outcome.order]
     return out, plan
-
-
-def _filter_dict(f: Filter) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if f.fields:
-        out["fields"] = list(f.fields)
-    if f.equals:
-        out["equals"] = dict(f.equals)
-    if f.any_of:
-        out["any_of"] = {k: list(v) for k, v in f.any_of.items()}
-    if f.date_from:
-        out["date_from"] = f.date_from.isoformat()
-    if f.date_to:
-        out["date_to"] = f.date_to.isoformat()
-    if f.doc_ids:
-        out["doc_ids"] = list(f.doc_ids)
-    return out

@@ -8,13 +8,30 @@ from datetime import datetime
 from typing import Any
 
 from tansaku.config import Axis, FusionConfig
+from tansaku.errors import InvalidRequest
 from tansaku.records import Record
+from tansaku.search.filters import parse_where
+from tansaku.search.limits import (
+    MAX_QUERY_CHARS,
+    check_candidates,
+    check_min_score,
+    check_query,
+    check_team,
+    check_top_k,
+)
 from tansaku.store.base import Filter
 
 
 @dataclass(frozen=True, kw_only=True)
 class SearchRequest:
-    """What to search. ``None`` options fall back to the collection's config."""
+    """What to search. ``None`` options fall back to the collection's config.
+
+    Checked when built (``tansaku.search.limits``): the query (at most ``max_query_chars``
+    characters, no control characters), the team name, ``top_k`` (1–1000), ``candidates``,
+    a finite ``min_score`` and the syntax of ``where``; the fields and metadata keys of the
+    filters are checked against the collection when the search runs. Every violation raises
+    :class:`~tansaku.errors.InvalidRequest`.
+    """
 
     query: str
     collection: str
@@ -32,10 +49,21 @@ class SearchRequest:
     dates: bool | None = None  # None: the collection's [query] dates setting
     rerank: bool | None = None  # None: the collection's [rerank] enabled setting
     retry: bool | None = None  # None: the collection's [query] retry setting
+    # metadata conditions typed as stored: "cost<=3", "store=新宿店,渋谷店" (search/filters.py)
+    where: tuple[str, ...] = ()
+    max_query_chars: int = MAX_QUERY_CHARS  # longer queries raise QueryTooLong
 
     def __post_init__(self) -> None:
-        if self.top_k is not None and self.top_k <= 0:
-            raise ValueError(f"top_k は 1 以上にしてください(現在: {self.top_k})")
+        check_query(self.query, self.max_query_chars)
+        check_team(self.tenant)
+        check_top_k(self.top_k)
+        check_candidates(self.candidates)
+        check_min_score(self.min_score)
+        if isinstance(self.where, str):
+            raise InvalidRequest(f"where は式の並び(タプル)で指定してください: {self.where!r}")
+        object.__setattr__(self, "where", tuple(self.where))  # a list is accepted too
+        for expr in self.where:
+            parse_where(expr)
 
 
 @dataclass(frozen=True, slots=True)
