@@ -18,7 +18,10 @@ from tansaku.ingest.loaders.settings import MB
 from tansaku.ingest.sources import not_regular_reason
 
 BLOCK = 1 << 20
-_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+# O_NONBLOCK, O_CLOEXEC and O_NOCTTY are POSIX; Windows has no FIFOs to block on.
+_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
+for _name in ("O_NONBLOCK", "O_CLOEXEC", "O_NOCTTY"):
+    _FLAGS |= getattr(os, _name, 0)
 
 
 def size_label(n: int) -> str:
