@@ -24,6 +24,8 @@ from tansaku.collection import Collection, CollectionState
 from tansaku.ingest.loaders import load_file
 from tansaku.ingest.sources import SourceFile, iter_source_files
 
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and rlimits are POSIX")
+
 GUARD_S = 120  # only for a regression that blocks: a passing run takes about a second
 MEMORY_LIMIT = 2 << 30
 
