@@ -109,7 +109,7 @@ HomeOpt = Annotated[
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
-    err.print(f"[red]エラー:[/] {render.safe(message)}")
+    err.print(f"[red]エラー:[/] {render.safe(message)}", soft_wrap=True)
     return typer.Exit(code)
 
 
