@@ -91,6 +91,7 @@ def test_dry_run_writes_audit_and_no_collection(docs, tmp_path):
 
 
 def test_errors_are_japanese_and_nonzero(docs, tmp_path):
+    assert runner.invoke(app, ["init"]).exit_code == 0  # read commands never create one
     missing = runner.invoke(app, ["search", "クレーム", "-c", "nothing"])
     assert missing.exit_code == 1
     assert "コレクション「nothing」が見つかりません" in missing.stderr
