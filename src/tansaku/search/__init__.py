@@ -4,7 +4,9 @@ from tansaku.search.classify import Classification, QueryLabel, RuleClassifier, 
 from tansaku.search.engine import SearchServices, search
 from tansaku.search.events import SearchEventLog, build_event, read_events
 from tansaku.search.expand import ExpandContext, Expander, RuleExpander
+from tansaku.search.filters import parse_where, resolve_filter
 from tansaku.search.fusion import linear_fusion, maxnorm, minmax, rrf_fusion
+from tansaku.search.limits import MAX_CANDIDATES, MAX_QUERY_CHARS, MAX_TOP_K
 from tansaku.search.merge import (
     QueryHits,
     enhance_with_metadata,
@@ -17,6 +19,9 @@ from tansaku.search.merge import (
 from tansaku.search.types import AxisScore, Hit, SearchRequest, SearchResult
 
 __all__ = [
+    "MAX_CANDIDATES",
+    "MAX_QUERY_CHARS",
+    "MAX_TOP_K",
     "AxisScore",
     "Classification",
     "ExpandContext",
@@ -40,8 +45,10 @@ __all__ = [
     "merge_hits",
     "merge_rrf",
     "minmax",
+    "parse_where",
     "read_events",
     "rerank_with_weights",
+    "resolve_filter",
     "rrf_fusion",
     "search",
 ]

@@ -19,7 +19,7 @@ Why these numbers (docs/configuration.md, "Limits"):
 from __future__ import annotations
 
 import math
-import unicodedata
+import re
 
 from tansaku.errors import ConfigError, InvalidRequest, QueryTooLong
 from tansaku.workspace import validate_name
@@ -28,17 +28,14 @@ MAX_QUERY_CHARS = 1_000
 MAX_TOP_K = 1_000
 MAX_CANDIDATES = 10_000
 
-_WHITESPACE_CONTROLS = frozenset("\t\n\r")
+# Unicode category Cc (C0, DEL, C1) but tab, newline and carriage return
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def control_characters(text: str) -> list[str]:
     """The control characters (C0, DEL, C1: Unicode category ``Cc``) in ``text`` other than
     tab, newline and carriage return, in order of appearance, each once."""
-    seen: dict[str, None] = {}
-    for ch in text:
-        if ch not in _WHITESPACE_CONTROLS and unicodedata.category(ch) == "Cc":
-            seen.setdefault(ch)
-    return list(seen)
+    return list(dict.fromkeys(_CONTROL.findall(text)))
 
 
 def check_query(query: str, max_chars: int = MAX_QUERY_CHARS) -> str:

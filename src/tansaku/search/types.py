@@ -63,6 +63,8 @@ class SearchRequest:
             raise InvalidRequest(f"where は式の並び(タプル)で指定してください: {self.where!r}")
         object.__setattr__(self, "where", tuple(self.where))  # a list is accepted too
         for expr in self.where:
+            if not isinstance(expr, str):
+                raise InvalidRequest(f"where の各条件は文字列で指定してください: {expr!r}")
             parse_where(expr)
 
 
