@@ -192,3 +192,41 @@ def test_debug_option_and_env_keep_the_traceback(monkeypatch):
     assert isinstance(res.exception, RuntimeError)  # re-raised: Python prints the traceback
     env = _run("search", "ダメージ", "-c", "cards", env={"TANSAKU_DEBUG": "1"})
     assert isinstance(env.exception, RuntimeError)
+
+
+_CRASHING_CLI = """
+import sys
+import tansaku.cli.main as cli
+
+def boom(*args, **kwargs):
+    raise KeyError("設定")
+
+cli._connect = boom
+sys.argv = ["tansaku", *sys.argv[1:]]
+cli.main()
+"""
+
+
+@pytest.mark.e2e
+def test_unexpected_error_in_a_real_process(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TANSAKU_HOME": str(tmp_path), "PYTHONUTF8": "1"}
+    env.pop("TANSAKU_DEBUG", None)
+
+    def run(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-c", _CRASHING_CLI, *args]
+        return subprocess.run(
+            cmd, capture_output=True, text=True, encoding="utf-8", env={**env, **extra}
+        )
+
+    plain = run("search", "ダメージ", "-c", "cards")
+    assert plain.returncode == 1
+    assert plain.stderr.count("\n") == 1 and "KeyError: '設定'" in plain.stderr
+    assert "Traceback" not in plain.stderr
+    debug = run("--debug", "search", "ダメージ", "-c", "cards")
+    assert debug.returncode == 1 and "Traceback" in debug.stderr and "KeyError" in debug.stderr
+    env_debug = run("search", "ダメージ", "-c", "cards", TANSAKU_DEBUG="1")
+    assert "Traceback" in env_debug.stderr
