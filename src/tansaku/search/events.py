@@ -45,6 +45,8 @@ def build_event(result: SearchResult) -> dict[str, Any]:
         "expanded_queries": plan.get("expanded_queries", []),
         "synonyms": plan.get("synonyms", {}),
         "date_range": plan.get("date_range"),
+        "date_filter": plan.get("date_filter"),
+        "filter": plan.get("filter", {}),
         "axes": [
             {"name": a["name"], "mode": a["mode"], "weight": a["weight"]}
             for a in plan.get("axes", [])
