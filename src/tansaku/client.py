@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -98,9 +99,7 @@ class Tansaku:
 
     def close(self) -> None:
         with self._lock:
-            for _, view in self._views.values():
-                _let_go(view)
-            self._views.clear()
+            self._views.clear()  # a view nobody else holds releases its generation now
             if self._embedder is not None:
                 self._embedder.close()
                 self._embedder = None
@@ -126,21 +125,12 @@ class Tansaku:
                 return cached[1]
             view = _open_view(self.workspace, name)
             self._views[name] = (key, view)  # a commit meanwhile: reopened at the next call
-            if cached is not None:
-                _let_go(cached[1])
             return view
 
     @contextmanager
     def reading(self, name: str) -> Iterator[Collection]:
-        """The current view, kept open for the block even if a writer commits meanwhile."""
-        with self._lock:
-            view = self.collection(name)
-            if view.handles is not None:
-                handles.retain(view.handles)
-        try:
-            yield view
-        finally:
-            _let_go(view)
+        """The current view, held for the block even if a writer commits meanwhile."""
+        yield self.collection(name)
 
     def has_collection(self, name: str) -> bool:
         return (self.workspace.collection_dir(name) / "config.toml").is_file()
@@ -176,9 +166,7 @@ class Tansaku:
         if not self.has_collection(name) or not _state_has_embedder(self, name):
             emb = (self.embedder.name, self.embedder.dim)
         with self._lock:  # our own view would keep the generation it reads from removal
-            cached = self._views.pop(name, None)
-        if cached is not None:
-            _let_go(cached[1])
+            self._views.pop(name, None)
         with writing(self.workspace, name, config=config, embedder=emb, on_wait=on_wait) as col:
             yield col
 
@@ -197,9 +185,7 @@ class Tansaku:
                 col.state.units.discard(team)
             return
         with self._lock:
-            cached = self._views.pop(name, None)
-            if cached is not None:
-                _let_go(cached[1])
+            self._views.pop(name, None)
         remove_collection(self.workspace, name)
 
     def collections(self) -> list[CollectionInfo]:
@@ -232,9 +218,10 @@ class Tansaku:
         """The collection as a dry run sees it: nothing is created or written."""
         if self.has_collection(collection):
             col = self.collection(collection)
-            if config is None:
-                return col
-            return Collection(col.path, config, col.state, col.handles)
+            if config is None or col.handles is None:
+                return col if config is None else Collection(col.path, config, col.state)
+            handles.retain(col.handles)
+            return _view(col.path, config, col.state, col.handles)
         cfg = config or CollectionConfig(name=collection)
         return Collection(self.workspace.collection_dir(collection), cfg, CollectionState())
 
@@ -271,6 +258,7 @@ class Tansaku:
                 dry_run=True,
                 failures=failures,
             )
+        del preview  # a view keeps its generation on disk: let the writer remove it
         with self.writing(collection, config=cfg, on_wait=on_wait) as col:
             return ingest_records(
                 col,
@@ -395,13 +383,19 @@ def _open_view(ws: Workspace, name: str) -> Collection:
             h = handles.lease(gen, dim=384)
         except FileNotFoundError:
             continue
-        return Collection(col_dir, config, read_state(gen), h)
+        return _view(col_dir, config, read_state(gen), h)
     raise StorageError(f"コレクション「{name}」の現在の世代を開けません")
 
 
-def _let_go(view: Collection) -> None:
-    if view.handles is not None and not view.handles.writable:
-        handles.release(view.handles)
+def _view(
+    path: Path, config: CollectionConfig, state: CollectionState, h: handles.GenHandles
+) -> Collection:
+    """A read-only view holding one lease on ``h``, given back when the view is garbage: a
+    view is a snapshot, usable for as long as anyone holds it (its generation stays on disk
+    until then), and an old one nobody holds lets its generation go at once."""
+    view = Collection(path, config, state, h)
+    weakref.finalize(view, handles.release, h)
+    return view
 
 
 def _dense(col: Collection, request: SearchRequest) -> bool:

@@ -76,6 +76,13 @@ def _leftovers(col_dir_gens: list[str], current: str) -> list[str]:
     return [n for n in col_dir_gens if n != current]
 
 
+def _inspect(ts: Tansaku, name: str) -> tuple[list[str], bool, str]:
+    """The read-only checks (in a function of their own: the view they hold is let go before
+    a repair, so the repair can remove the generation it read)."""
+    with ts.reading(name) as col:
+        return _bm25_mismatch(col), _units_mismatch(col), col.gen.name if col.gen else ""
+
+
 def _check_one(ts: Tansaku, name: str, fix: bool) -> list[Finding]:
     col_dir = ts.workspace.collection_dir(name)
     found: list[Finding] = []
@@ -101,10 +108,7 @@ def _check_one(ts: Tansaku, name: str, fix: bool) -> list[Finding]:
             found[-1] = Finding(name, "current", f"{gens[-1].name} を確定しました", True)
         else:
             return found
-    with ts.reading(name) as col:
-        bm25 = _bm25_mismatch(col)
-        units = _units_mismatch(col)
-        current = col.gen.name if col.gen is not None else ""
+    bm25, units, current = _inspect(ts, name)
     names = (
         sorted(p.name for p in (col_dir / g.GENS).iterdir()) if (col_dir / g.GENS).is_dir() else []
     )
