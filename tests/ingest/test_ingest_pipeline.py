@@ -169,7 +169,9 @@ def test_interrupted_ingest_without_checkpoint_commits_nothing(ts, notes, monkey
 
     ts.ingest([d], collection="notes", config=cfg)
     before = ts.collection("notes").state.to_json()
-    (d / "extra.md").write_text("# 追加\n\n乳酸菌の培養温度を三十七度に変更した。", encoding="utf-8")
+    (d / "extra.md").write_text(
+        "# 追加\n\n乳酸菌の培養温度を三十七度に変更した。", encoding="utf-8"
+    )
 
     def broken(self, tenant, points):
         raise KeyboardInterrupt
