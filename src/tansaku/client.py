@@ -145,7 +145,7 @@ class Tansaku:
                 raise ConfigError(f"コレクション「{name}」は既にあります")
             if not replace_config or self.collection(name).config == config:
                 return self.collection(name)
-        with self.writing(name, config=config):
+        with self.writing(name, config=config, lazy=True):
             pass
         return self.collection(name)
 
@@ -156,10 +156,12 @@ class Tansaku:
         *,
         config: CollectionConfig | None = None,
         on_wait: WaitFn | None = None,
+        lazy: bool = False,
     ) -> Iterator[Collection]:
         """The collection opened for writing (created if needed); committed when the block ends
         without an exception, discarded otherwise. One writer per collection across processes:
-        a second one waits (``on_wait`` is told), then fails with CollectionBusy."""
+        a second one waits (``on_wait`` is told), then fails with CollectionBusy. ``lazy``: the
+        block calls ``col.begin_write()`` before its first change (see ``tansaku.writer``)."""
         validate_name(name)
         self.workspace.ensure()
         emb = None
@@ -167,7 +169,9 @@ class Tansaku:
             emb = (self.embedder.name, self.embedder.dim)
         with self._lock:  # our own view would keep the generation it reads from removal
             self._views.pop(name, None)
-        with writing(self.workspace, name, config=config, embedder=emb, on_wait=on_wait) as col:
+        with writing(
+            self.workspace, name, config=config, embedder=emb, on_wait=on_wait, lazy=lazy
+        ) as col:
             yield col
 
     def delete_collection(self, name: str, *, team: str | None = None) -> None:
@@ -259,7 +263,7 @@ class Tansaku:
                 failures=failures,
             )
         del preview  # a view keeps its generation on disk: let the writer remove it
-        with self.writing(collection, config=cfg, on_wait=on_wait) as col:
+        with self.writing(collection, config=cfg, on_wait=on_wait, lazy=True) as col:
             return ingest_records(
                 col,
                 records,
@@ -295,7 +299,7 @@ class Tansaku:
                 sync_all=sync,
                 dry_run=True,
             )
-        with self.writing(collection, config=cfg, on_wait=on_wait) as col:
+        with self.writing(collection, config=cfg, on_wait=on_wait, lazy=True) as col:
             return ingest_records(
                 col,
                 records,

@@ -161,6 +161,8 @@ class Collection:
         self.state = state
         self.handles = handles
         self.lock = threading.RLock()
+        # a lazy writer reads the committed generation until its first write (see begin_write)
+        self.start_writing: Callable[[], GenHandles] | None = None
 
     @property
     def name(self) -> str:
@@ -174,6 +176,16 @@ class Collection:
     @property
     def writable(self) -> bool:
         return self.handles is not None and self.handles.writable
+
+    def begin_write(self) -> None:
+        """Before a lazy writer's first change: switch from the committed generation to a
+        working copy of it (a writer that finds nothing to change never copies anything)."""
+        with self.lock:
+            if self.writable:
+                return
+            if self.start_writing is None:
+                raise StorageError("読み取り専用のコレクションには書き込めません")
+            self.handles = self.start_writing()
 
     def _handles(self) -> GenHandles:
         if self.handles is None:

@@ -79,10 +79,55 @@ def start(col_dir: Path, base: Path | None) -> Path:
     """A new working generation: a copy of ``base`` (the committed one), or empty."""
     target = next_dir(col_dir)
     if base is not None:
-        shutil.copytree(base, target, ignore=shutil.ignore_patterns(READERS, "*.tmp"))
+        shutil.copytree(
+            base,
+            target,
+            ignore=shutil.ignore_patterns(READERS, "*.tmp"),
+            copy_function=copy_sparse,
+        )
     else:
         target.mkdir(parents=True)
     return target
+
+
+def copy_sparse(src: str, dst: str) -> str:
+    """Copy a file keeping its holes: the engine preallocates its memory-mapped files sparse
+    (a 10k-record shard is 28 MB on disk in 150 MB of file sizes), and a plain copy would
+    write every zero."""
+    with open(src, "rb") as fin, open(dst, "wb") as fout:
+        size = os.fstat(fin.fileno()).st_size
+        fd_in, fd_out = fin.fileno(), fout.fileno()
+        pos = 0
+        while pos < size:
+            try:
+                data = os.lseek(fd_in, pos, os.SEEK_DATA)
+            except OSError:  # no data past pos (ENXIO), or holes not supported: copy the rest
+                data = size if _holes_supported(fd_in) else pos
+            if data >= size:
+                break
+            hole = os.lseek(fd_in, data, os.SEEK_HOLE)
+            _copy_range(fd_in, fd_out, data, hole - data)
+            pos = hole
+        os.ftruncate(fd_out, size)
+    shutil.copystat(src, dst)
+    return dst
+
+
+def _holes_supported(fd: int) -> bool:
+    try:
+        os.lseek(fd, 0, os.SEEK_HOLE)
+    except OSError:
+        return False
+    return True
+
+
+def _copy_range(fd_in: int, fd_out: int, offset: int, length: int) -> None:
+    done = 0
+    while done < length:
+        n = os.copy_file_range(fd_in, fd_out, length - done, offset + done, offset + done)
+        if n == 0:
+            raise OSError(f"short copy at offset {offset + done}")
+        done += n
 
 
 def _fsync(path: Path, *, directory: bool = False) -> None:

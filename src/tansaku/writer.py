@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from tansaku import generations as g
+from tansaku import handles
 from tansaku.collection import Collection, CollectionState, read_config, read_state
 from tansaku.config import CollectionConfig
 from tansaku.errors import CollectionNotFound, ConfigError
@@ -30,11 +31,29 @@ from tansaku.workspace import Workspace
 DEFAULT_DIM = 384
 
 
-def _open_working(col_dir: Path, config: CollectionConfig, state: CollectionState) -> Collection:
+def _open_working(
+    col_dir: Path, config: CollectionConfig, state: CollectionState, *, lazy: bool
+) -> Collection:
+    """The writer's collection: a working copy of the committed generation, or (``lazy``) the
+    committed generation itself until :meth:`Collection.begin_write`."""
     base = g.current(col_dir)
-    gen = g.start(col_dir, base)
     dim = state.dim or DEFAULT_DIM
-    return Collection(col_dir, config, state, GenHandles(gen, dim=dim, writable=True))
+
+    def start() -> GenHandles:
+        return GenHandles(g.start(col_dir, base), dim=dim, writable=True)
+
+    if not lazy or base is None:
+        return Collection(col_dir, config, state, start())
+    base_handles = handles.lease(base, dim=dim)
+
+    def start_lazily() -> GenHandles:
+        working = start()
+        handles.release(base_handles)  # reads go to the working copy from now on
+        return working
+
+    col = Collection(col_dir, config, state, base_handles)
+    col.start_writing = start_lazily
+    return col
 
 
 def commit(col: Collection, *, keep_writing: bool = False) -> None:
@@ -50,17 +69,21 @@ def commit(col: Collection, *, keep_writing: bool = False) -> None:
     settle(h.gen / "shard")
     settle(h.gen / "units")
     crashpoint("settled")
-    try:
-        on_disk: CollectionConfig | None = read_config(col.path, col.name)
-    except (CollectionNotFound, ConfigError):  # missing or unreadable: this commit writes it
-        on_disk = None
+    changed = _config_changed(col)
     g.publish(col.path, h.gen)
     crashpoint("published")
-    if on_disk != col.config:
+    if changed:
         col.save_config()  # after CURRENT: a collection exists once its config does
     if keep_writing:
         nxt = g.start(col.path, h.gen)
         col.handles = GenHandles(nxt, dim=h.dim, writable=True)
+
+
+def _config_changed(col: Collection) -> bool:
+    try:
+        return read_config(col.path, col.name) != col.config
+    except (CollectionNotFound, ConfigError):  # missing or unreadable: the writer writes it
+        return True
 
 
 @contextmanager
@@ -72,10 +95,13 @@ def writing(
     embedder: tuple[str, int] | None = None,
     on_wait: WaitFn | None = None,
     wait_s: float | None = None,
+    lazy: bool = False,
 ) -> Iterator[Collection]:
     """The collection ``name`` opened for writing (created if it does not exist), committed
     when the block ends without an exception. ``config`` replaces the stored config;
-    ``embedder`` (name, dim) is recorded in a new collection's state."""
+    ``embedder`` (name, dim) is recorded in a new collection's state. ``lazy``: copy the
+    committed generation only when :meth:`Collection.begin_write` is called (a writer that
+    changes nothing commits nothing; a changed config is saved all the same)."""
     col_dir = ws.collection_dir(name)
     lock = WriterLock(
         col_dir / g.WRITE_LOCK, f"コレクション「{name}」", wait_s=wait_s, on_wait=on_wait
@@ -96,16 +122,23 @@ def writing(
         state = read_state(g.current(col_dir))
         if embedder is not None and not state.embedder:
             state = replace(state, embedder=embedder[0], dim=embedder[1])
-        col = _open_working(col_dir, cfg, state)
+        col = _open_working(col_dir, cfg, state, lazy=lazy)
         try:
             yield col
-            commit(col)
+            if col.writable:
+                commit(col)
+            elif _config_changed(col):
+                col.save_config()
         except BaseException:
-            col.close()
-            if col.gen is not None:
-                g.discard(col.gen)
+            if col.writable:
+                col.close()
+                if col.gen is not None:
+                    g.discard(col.gen)
             raise
         finally:
+            if col.handles is not None and not col.writable:  # a lazy writer that wrote nothing
+                handles.release(col.handles)
+                col.handles = None
             g.collect(col_dir)
 
 

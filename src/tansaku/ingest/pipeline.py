@@ -261,8 +261,12 @@ def ingest_records(
     )
     if dry_run:
         return report
-
     changed = inserts + updates
+    units_missing = collection.needs_units and not collection.has_units(tenant)
+    if not (changed or deletes or units_missing):
+        return report  # nothing to write: a lazy writer commits nothing
+    collection.begin_write()
+
     analyzer = get_analyzer(cfg.split_mode)
     terms = {}
     for i, r in enumerate(changed, 1):  # Sudachi at ~1.5 MB/s: minutes for a large file
