@@ -1,4 +1,5 @@
-"""The daily-report generator: deterministic, realistic enough, and carrying the scripted facts."""
+"""The daily-report generator: deterministic for a day, realistic enough, and carrying the
+scripted facts (checked here on the reference day 2025-12-11; other days in test_days.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tansaku.demo.days import REFERENCE_NOW
 from tansaku.demo.reports import (
     AUTHORS,
     DAILY_REPORT_COLUMNS,
@@ -20,16 +22,16 @@ from tansaku.demo.reports import (
     write_reports_jsonl,
 )
 
-START, END = date(2025, 10, 1), date(2025, 12, 31)
+START, END = date(2025, 10, 1), date(2025, 12, 10)  # the window of 2025-12-11
 
 
 @pytest.fixture(scope="module")
 def data():
-    return generate()
+    return generate(REFERENCE_NOW)
 
 
 def test_same_seed_same_output(tmp_path):
-    a, b = generate(), generate(seed=20251001)
+    a, b = generate(REFERENCE_NOW), generate(date(2025, 12, 11), seed=20251001)
     assert a == b
     write_reports_jsonl(a, tmp_path / "a.jsonl")
     write_reports_jsonl(b, tmp_path / "b.jsonl")
@@ -40,13 +42,13 @@ def test_same_seed_same_output(tmp_path):
 
 
 def test_other_seed_other_output(data):
-    other = generate(seed=7)
+    other = generate(REFERENCE_NOW, seed=7)
     assert other.daily_reports != data.daily_reports
 
 
 def test_volume_and_stores(data):
     reports = data.daily_reports
-    assert len(reports) >= 300
+    assert len(reports) >= 240  # 71 days x 4 stores, ~90% written
     stores = {r.store for r in reports}
     assert len(stores) >= 3
     assert stores == {name for _, name in STORES}
@@ -109,6 +111,7 @@ def _report(data, day: str, store: str):
 def test_scripted_facts(data):
     dec9 = _report(data, "2025-12-09", "新宿店")
     assert dec9.claim and "提供が遅い" in dec9.claim_content
+    assert dec9.author == "田中太郎"
     dec10 = [r for r in data.daily_reports if r.date == "2025-12-10"]
     shinjuku = _report(data, "2025-12-10", "新宿店")
     assert shinjuku.claim and "温度が低い" in shinjuku.claim_content
@@ -118,6 +121,13 @@ def test_scripted_facts(data):
     assert len(troubled) >= 2
     posts = [p for p in data.bbs_posts if p.date == "2025-12-10" and p.category == "トラブル報告"]
     assert any("冷蔵庫" in p.title for p in posts)
+    # last week (Mon 12-01 .. Sun 12-07): Wednesday 12-03, 横浜店, walk-in refrigerator
+    fridge = _report(data, "2025-12-03", "横浜店")
+    assert "ウォークイン冷蔵庫" in fridge.content and "不具合" in fridge.content
+    assert any(p.date == "2025-12-03" and "冷蔵庫" in p.title for p in data.bbs_posts)
+    # last month: 11-15, 横浜店, a reservation claim
+    reservation = _report(data, "2025-11-15", "横浜店")
+    assert reservation.claim and "予約の人数" in reservation.claim_content
 
 
 def test_bulletin_board(data):
@@ -127,21 +137,26 @@ def test_bulletin_board(data):
     assert {p.category for p in posts} == {"連絡", "共有", "トラブル報告", "改善提案"}
     ids = {p.post_id for p in posts}
     assert len(ids) == len(posts)
+    for p in posts:  # BBS-<date>-<n>: stable when the window moves
+        assert p.post_id.startswith(f"BBS-{p.date.replace('-', '')}-")
     assert comments and all(c.post_id in ids for c in comments)
     post_dates = {p.post_id: p.date for p in posts}
     for c in comments:
         assert post_dates[c.post_id] <= c.date <= END.isoformat()
+        assert c.comment_id.startswith("CMT-" + c.post_id.removeprefix("BBS-") + "-")
     assert len({c.comment_id for c in comments}) == len(comments)
 
 
-def test_short_range_and_bad_range():
-    small = generate(start=date(2025, 11, 1), end=date(2025, 11, 7))
-    assert {r.date for r in small.daily_reports} <= {
-        (date(2025, 11, 1) + timedelta(days=i)).isoformat() for i in range(7)
-    }
+def test_short_range_and_bad_range(data):
+    small = generate(REFERENCE_NOW, start=date(2025, 11, 1), end=date(2025, 11, 7))
+    week = {(date(2025, 11, 1) + timedelta(days=i)).isoformat() for i in range(7)}
+    assert {r.date for r in small.daily_reports} <= week
     assert not any(p.date == "2025-12-10" for p in small.bbs_posts)
-    with pytest.raises(ValueError):
-        generate(start=date(2025, 12, 2), end=date(2025, 12, 1))
+    # a day's data does not depend on the range around it
+    assert list(small.daily_reports) == [r for r in data.daily_reports if r.date in week]
+    assert list(small.bbs_posts) == [p for p in data.bbs_posts if p.date in week]
+    with pytest.raises(ValueError, match="must not be before"):
+        generate(REFERENCE_NOW, start=date(2025, 12, 2), end=date(2025, 12, 1))
 
 
 def test_csv_round_trip(data, tmp_path):
@@ -174,8 +189,8 @@ def test_jsonl_for_search_ingest(data, tmp_path):
     assert comment["title"].startswith("Re: ") and comment["post_id"].startswith("BBS-")
 
 
-def test_readme_numbers_match_the_default_data(data):
-    """examples/reports/README.md quotes the default volume: keep it honest."""
+def test_readme_numbers_match_the_reference_data(data):
+    """examples/reports/README.md quotes the volume on the reference day: keep it honest."""
     readme = Path(__file__).resolve().parents[2] / "examples" / "reports" / "README.md"
     text = readme.read_text(encoding="utf-8")
     expected = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,10 +19,26 @@ demo_app = typer.Typer(
 )
 
 
-def _build(home: Path | None) -> None:
+def _clock(now: str | None) -> datetime:
+    """``--now`` as an aware Tokyo datetime; the current time when not given."""
+    from tansaku.cli.main import fail
+    from tansaku.text.dates import now_tokyo, parse_now
+
+    if now is None:
+        return now_tokyo()
+    try:
+        return parse_now(now)
+    except ValueError as exc:
+        raise fail(str(exc), 2) from None
+
+
+def _build(home: Path | None, clock: datetime) -> bool:
+    """Build or update the demo for the day of ``clock``; True when the tables were installed."""
     from tansaku.cli.main import _connect, _progress_bar, err, fail, out
     from tansaku.demo.build import build_demo, install_tables
+    from tansaku.demo.days import demo_window
 
+    window = demo_window(clock)
     try:
         with _connect(home) as ts, _progress_bar() as bar:
             tasks: dict[str, Any] = {}
@@ -39,8 +56,12 @@ def _build(home: Path | None) -> None:
                 render.print_ingest(out, report, name, "default")
 
             out.print(f"デモ用ワークスペース: {ts.workspace.home}")
-            reports = build_demo(ts, progress=progress, on_collection=on_collection)
-            tables = install_tables(ts.workspace.home)
+            out.print(
+                f"日報の基準日: {window.today}(日報は {window.start} 〜 {window.end}。"
+                "別の日に再実行すると、その日に合わせて新しい日の分だけ更新されます)"
+            )
+            reports = build_demo(ts, now=clock, progress=progress, on_collection=on_collection)
+            tables = install_tables(ts.workspace.home, now=clock)
     except TansakuError as exc:
         raise fail(str(exc)) from None
     if tables:
@@ -49,44 +70,59 @@ def _build(home: Path | None) -> None:
         err.print("表の登録は省略しました(`pip install 'tansaku[tables]'` で有効になります)")
     if any(r.failed for r in reports.values()):
         raise typer.Exit(1)
+    return bool(tables)
 
 
-def _run(home: Path | None) -> None:
+def _run(home: Path | None, clock: datetime, *, tables: bool) -> None:
     from tansaku.cli.main import _connect, fail, out
-    from tansaku.demo.build import SAMPLE_QUERIES
+    from tansaku.demo.build import SAMPLE_QUERIES, demo_hints
+    from tansaku.demo.days import demo_today
 
     try:
         with _connect(home) as ts:
             for sample in SAMPLE_QUERIES:
-                result = ts.search(sample.query, collection=sample.collection, top_k=3)
+                result = ts.search(sample.query, collection=sample.collection, top_k=3, now=clock)
                 out.print()
                 out.rule(f"[bold]{sample.collection}[/] — {sample.why}")
                 render.print_search(out, result)
     except TansakuError as exc:
         raise fail(str(exc)) from None
     out.print()
-    out.print('自分で検索するには: tansaku search "昨日のクレーム" --collection reports')
+    out.print("自分で試すには:")
+    for hint in demo_hints(demo_today(clock), home=home, tables=tables):
+        out.print(
+            f"  {hint.command}    # {hint.why}", markup=False, highlight=False, soft_wrap=True
+        )
 
 
 HomeOpt = Annotated[
     Path | None,
     typer.Option("--home", help="ワークスペースのフォルダ(既定: $TANSAKU_HOME または ./.tansaku)"),
 ]
+NowOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--now",
+        help="日報の基準日 YYYY-MM-DD[THH:MM](既定: 現在の東京時刻)。日報はこの日の前日まで",
+    ),
+]
 
 
 @demo_app.callback()
-def demo(ctx: typer.Context, home: HomeOpt = None) -> None:
+def demo(ctx: typer.Context, home: HomeOpt = None, now: NowOpt = None) -> None:
     """デモ用ワークスペースを作成(更新)して、検索例を実行する。"""
-    ctx.obj = home
+    ctx.obj = (home, now)
     if ctx.invoked_subcommand is None:
-        _build(home)
-        _run(home)
+        clock = _clock(now)
+        tables = _build(home, clock)
+        _run(home, clock, tables=tables)
 
 
 @demo_app.command("build")
-def build(ctx: typer.Context, home: HomeOpt = None) -> None:
-    """デモ用ワークスペースを作成・更新する(何度実行しても同じ結果)。"""
-    _build(home if home is not None else ctx.obj)
+def build(ctx: typer.Context, home: HomeOpt = None, now: NowOpt = None) -> None:
+    """デモ用ワークスペースを作成・更新する(同じ日なら何度実行しても同じ結果)。"""
+    parent_home, parent_now = ctx.obj or (None, None)
+    _build(home if home is not None else parent_home, _clock(now or parent_now))
 
 
 def register(app: typer.Typer) -> None:

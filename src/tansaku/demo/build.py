@@ -1,18 +1,27 @@
 """The demo workspace: four collections and three tables built from ``examples/``.
 
-Building is idempotent: the daily reports are generated from a fixed seed, every source is
-ingested with ``sync``, so a second build embeds nothing and changes nothing.
+The daily reports are generated relative to the day the demo is built for (``now``, default
+the current Asia/Tokyo time; ``tansaku.demo.days``), so 「昨日のクレーム」 answers on that day.
+Building is idempotent: the same day gives the same data and every source is ingested with
+``sync``, so a second build on the same day embeds nothing and changes nothing. A build on a
+later day moves the window: the new days are added, the days that left the window removed,
+and the scripted facts move to the new 昨日/先週/先月; every other record stays as it was
+(a day's reports do not depend on the window), so only those records are embedded. The day is
+recorded in ``<home>/demo/demo.json`` (the tables and the CLI's hints read it).
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from tansaku.client import Tansaku
+from tansaku.demo.days import demo_today, demo_window, write_record
 from tansaku.demo.paths import examples_dir
-from tansaku.demo.reports import generate, write_reports_jsonl
+from tansaku.demo.reports import DEFAULT_SEED, generate, write_reports_jsonl
 from tansaku.ingest.pipeline import IngestReport, ProgressFn
 
 
@@ -20,18 +29,19 @@ from tansaku.ingest.pipeline import IngestReport, ProgressFn
 class DemoCollection:
     name: str
     config: str  # file name under examples/configs
-    source: Callable[[Path, Path], Path]  # (examples dir, workspace home) -> path to ingest
+    # (examples dir, workspace home, demo day) -> path to ingest
+    source: Callable[[Path, Path, date], Path]
 
 
-def _reports(_: Path, home: Path) -> Path:
-    return write_reports_jsonl(generate(), home / "demo" / "reports.jsonl")
+def _reports(_: Path, home: Path, today: date) -> Path:
+    return write_reports_jsonl(generate(today), home / "demo" / "reports.jsonl")
 
 
 DEMO_COLLECTIONS: tuple[DemoCollection, ...] = (
     DemoCollection("reports", "reports.toml", _reports),
-    DemoCollection("manuals", "manuals.toml", lambda ex, _: ex / "manuals"),
-    DemoCollection("notes", "notes.toml", lambda ex, _: ex / "notes"),
-    DemoCollection("cards", "cards.toml", lambda ex, _: ex / "cards" / "cards.jsonl"),
+    DemoCollection("manuals", "manuals.toml", lambda ex, _, __: ex / "manuals"),
+    DemoCollection("notes", "notes.toml", lambda ex, _, __: ex / "notes"),
+    DemoCollection("cards", "cards.toml", lambda ex, _, __: ex / "cards" / "cards.jsonl"),
 )
 
 
@@ -43,7 +53,8 @@ class SampleQuery:
 
 
 SAMPLE_QUERIES: tuple[SampleQuery, ...] = (
-    SampleQuery("reports", "料理の温度が低いというクレーム", "日報からクレームを探す"),
+    SampleQuery("reports", "昨日のクレーム", "相対日付: 「昨日」を日付の絞り込みにして日報を探す"),
+    SampleQuery("reports", "先週の冷蔵庫のトラブル", "先週(月〜日)に絞り、故障・不具合も拾う"),
     SampleQuery("reports", "冷蔵庫が壊れた", "言い換え(故障)をベクトル検索が拾う"),
     SampleQuery("manuals", "食中毒を防ぐための3原則", "マニュアルの該当章"),
     SampleQuery("notes", "TEOS を使ったシリカ薄膜の作り方", "材料(BM25)と方法(ベクトル)の両軸"),
@@ -52,19 +63,73 @@ SAMPLE_QUERIES: tuple[SampleQuery, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class Hint:
+    """A command the demo suggests at the end; ``args`` run as ``tansaku *args``."""
+
+    args: tuple[str, ...]
+    why: str
+
+    @property
+    def command(self) -> str:
+        return shlex.join(("tansaku", *self.args))
+
+
+def demo_hints(
+    today: date,
+    *,
+    current: date | None = None,
+    home: Path | None = None,
+    tables: bool = True,
+) -> tuple[Hint, ...]:
+    """The example commands shown after the sample searches, for a demo built for ``today``.
+
+    Relative expressions (昨日, 先週) stay relative; ``--now`` is added only when the demo was
+    built for another day than ``current`` (default: today in Tokyo). ``--home`` is added when
+    given. The stats hint covers last month (先月) by its dates.
+    """
+    current = demo_today() if current is None else current
+    now = ("--now", today.isoformat()) if today != current else ()
+    where = ("--home", str(home)) if home is not None else ()
+    hints = [
+        Hint(("search", "昨日のクレーム", "-c", "reports", *now, *where), "昨日の日報のクレーム"),
+        Hint(
+            ("search", "先週の冷蔵庫のトラブル", "-c", "reports", *now, *where),
+            "先週(月〜日)の冷蔵庫の故障・不具合",
+        ),
+    ]
+    if tables:
+        first, last = _last_month(today)
+        hints.append(
+            Hint(
+                ("stats", "claims", "--from", first, "--to", last, *where),
+                "先月のクレーム件数・発生率(表 daily_reports の集計)",
+            )
+        )
+    return tuple(hints)
+
+
+def _last_month(today: date) -> tuple[str, str]:
+    last = today.replace(day=1) - timedelta(days=1)
+    return last.replace(day=1).isoformat(), last.isoformat()
+
+
 def build_demo(
     ts: Tansaku,
     *,
+    now: datetime | date | None = None,
     progress: ProgressFn | None = None,
     on_collection: Callable[[str, IngestReport], None] | None = None,
 ) -> dict[str, IngestReport]:
-    """Build (or bring up to date) the demo collections and tables in ``ts``'s workspace."""
+    """Build (or bring up to date) the demo collections in ``ts``'s workspace for the day of
+    ``now`` (default: the current Asia/Tokyo time) and record that day."""
     ex = examples_dir()
     home = ts.workspace.home
+    window = demo_window(now)
     reports: dict[str, IngestReport] = {}
     for demo in DEMO_COLLECTIONS:
         report = ts.ingest(
-            [demo.source(ex, home)],
+            [demo.source(ex, home, window.today)],
             collection=demo.name,
             config=ex / "configs" / demo.config,
             sync=True,
@@ -73,14 +138,16 @@ def build_demo(
         reports[demo.name] = report
         if on_collection is not None:
             on_collection(demo.name, report)
+    write_record(home, window, DEFAULT_SEED)
     return reports
 
 
-def install_tables(home: Path) -> list[str]:
-    """Register the demo tables when the ``tables`` extra is installed; else return []."""
+def install_tables(home: Path, *, now: datetime | date | None = None) -> list[str]:
+    """Register the demo tables (daily reports for the day of ``now``, default the day recorded
+    by :func:`build_demo`) when the ``tables`` extra is installed; else return []."""
     try:
         from tansaku.tables import install_demo_tables
 
-        return install_demo_tables(home)
+        return install_demo_tables(home, now=now)
     except ImportError:
         return []

@@ -1,33 +1,61 @@
 """Seeded generator of Japanese restaurant daily reports (日報) and bulletin-board posts (掲示板).
 
-Deterministic: the same ``seed`` and date range always give the same data (stdlib
-``random.Random``, no clock, no global state). Four stores (新宿店, 渋谷店, 池袋店, 横浜店), a few
-authors each, one report per store on ~90% of days. Sales follow weekday/weekend, holiday,
-weather and December (忘年会・クリスマス) patterns. Wording is drawn from pools with synonyms
-(クレーム/苦情/ご指摘, トラブル/不具合/故障) so that search has to bridge vocabulary.
+Relative to one day: ``generate(now)`` covers the 1st of the month two months before ``now``
+(Asia/Tokyo) up to yesterday (``tansaku.demo.days``), so 「昨日」, 「先週」 and 「先月」 always
+have data. Deterministic: every report, post and comment comes from its own
+``random.Random`` seeded with ``(seed, date, store)`` or ``(seed, week)``, so a day's data does
+not depend on the window around it (building on a later day adds the new days and keeps the
+others as they were) and nothing reads a clock except ``now=None``. Four stores (新宿店, 渋谷店,
+池袋店, 横浜店), a few authors each, one report per store on ~90% of days. Sales follow
+weekday/weekend, holidays, weather and December (忘年会・クリスマス). Wording is drawn from pools
+with synonyms (クレーム/苦情/ご指摘, トラブル/不具合/故障) so that search has to bridge vocabulary.
 
-Scripted facts (the designs' examples need data): on 2025-12-09 新宿店 has a claim about slow
-service; on 2025-12-10 新宿店 has a claim about lukewarm food, 渋谷店 a broken refrigerator,
-池袋店 a register fault with a claim, and a bulletin post reports the refrigerator trouble.
+Scripted facts (the sample searches need data) fall on days relative to ``now``: yesterday
+新宿店 has a claim about lukewarm food, 渋谷店 a broken refrigerator (and a bulletin post),
+池袋店 a register fault with a claim; the day before 新宿店 a claim about slow service; last
+week 横浜店 a walk-in refrigerator fault (and a post); last month 横浜店 a reservation claim.
 
-``python -m tansaku.demo.reports OUT_DIR`` writes ``daily_reports.csv`` and ``reports.jsonl``.
+``python -m tansaku.demo.reports OUT_DIR [YYYY-MM-DD]`` writes ``daily_reports.csv`` and
+``reports.jsonl`` for that day (default: today in Tokyo).
 """
 
 from __future__ import annotations
 
-import csv
-import json
 import random
 import sys
-from dataclasses import asdict, dataclass, fields
-from datetime import date, timedelta
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from tansaku.demo import report_phrases as phr
+from tansaku.demo.days import demo_window, is_holiday, scripted_days
+from tansaku.demo.report_io import (
+    DAILY_REPORT_COLUMNS,
+    BbsComment,
+    BbsPost,
+    DailyReport,
+    ReportSet,
+    report_text,
+    write_daily_reports_csv,
+    write_reports_jsonl,
+)
+
+__all__ = [
+    "AUTHORS",
+    "DAILY_REPORT_COLUMNS",
+    "DEFAULT_SEED",
+    "STORES",
+    "BbsComment",
+    "BbsPost",
+    "DailyReport",
+    "ReportSet",
+    "generate",
+    "report_text",
+    "write_daily_reports_csv",
+    "write_reports_jsonl",
+]
 
 DEFAULT_SEED = 20251001
-DEFAULT_START = date(2025, 10, 1)
-DEFAULT_END = date(2025, 12, 31)
 
 STORES: tuple[tuple[int, str], ...] = ((1, "新宿店"), (2, "渋谷店"), (3, "池袋店"), (4, "横浜店"))
 AUTHORS: dict[str, tuple[str, ...]] = {
@@ -40,7 +68,6 @@ HEAD_OFFICE = ("松本玲奈", "井上修")  # 本部 (area manager, operations)
 _BASE_SALES = {1: 520_000, 2: 450_000, 3: 400_000, 4: 480_000}
 _AVG_SPEND = {1: 3300, 2: 3000, 3: 2800, 4: 3400}
 _DOW_FACTOR = (0.85, 0.88, 0.92, 0.95, 1.15, 1.35, 1.2)  # Monday .. Sunday
-_HOLIDAYS = {date(2025, 10, 13), date(2025, 11, 3), date(2025, 11, 24)}
 _WEATHER = (
     ("晴れ", 1.03, 40),
     ("曇り", 1.0, 28),
@@ -56,51 +83,7 @@ CLAIM_WORDS = ("クレーム", "苦情", "ご指摘", "お叱り")
 TROUBLE_WORDS = ("トラブル", "不具合", "故障", "事故")
 
 
-@dataclass(frozen=True)
-class DailyReport:
-    report_id: str
-    date: str
-    store: str
-    store_id: int
-    author: str
-    weather: str
-    sales: int
-    customers: int
-    claim: bool
-    claim_content: str
-    cash_difference: int
-    content: str
-
-
-@dataclass(frozen=True)
-class BbsPost:
-    post_id: str
-    date: str
-    store: str
-    author: str
-    title: str
-    body: str
-    category: str  # 連絡 / 共有 / トラブル報告 / 改善提案
-
-
-@dataclass(frozen=True)
-class BbsComment:
-    comment_id: str
-    post_id: str
-    date: str
-    store: str  # the commenter's store, or 本部
-    author: str
-    body: str
-
-
-@dataclass(frozen=True)
-class ReportSet:
-    daily_reports: tuple[DailyReport, ...]
-    bbs_posts: tuple[BbsPost, ...]
-    bbs_comments: tuple[BbsComment, ...]
-
-
-# --- wording pools -------------------------------------------------------------------------------
+# --- scripted facts -------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -110,39 +93,17 @@ class _Script:
     claim_content: str = ""
 
 
-_SCRIPT: dict[tuple[date, int], _Script] = {
-    (date(2025, 12, 9), 1): _Script(
-        "田中太郎",
-        trouble="ディナー帯にオーダーが集中し、料理の提供が大幅に遅れました。",
-        claim_content="お客様から料理の提供が遅いとのクレームをいただいた。30分以上お待たせして"
-        "しまった。店長から謝罪し、ドリンクをサービスした。",
-    ),
-    (date(2025, 12, 10), 1): _Script(
-        "田中太郎",
-        trouble="保温庫の設定温度が下がっていたため、調整しました。",
-        claim_content="お客様から料理の温度が低いとのクレームをいただいた。ランチのハンバーグが"
-        "ぬるかったとのこと。すぐに作り直して提供し、謝罪した。",
-    ),
-    (date(2025, 12, 10), 2): _Script(
-        "高橋美咲",
-        trouble="朝の仕込み時に冷蔵庫の故障が発覚し、庫内温度が上がっていたため一部食材を"
-        "廃棄しました。業者に修理を依頼済みです。",
-    ),
-    (date(2025, 12, 10), 3): _Script(
-        "山本大輔",
-        trouble="夕方にレジの不具合が発生し、会計を手作業で行いました。",
-        claim_content="レジの不具合で会計に時間がかかり、お客様から苦情をいただいた。お詫びして"
-        "次回使えるクーポンをお渡しした。",
-    ),
-}
-_SCRIPTED_POST = (
-    date(2025, 12, 10),
-    "渋谷店",
-    "高橋美咲",
-    "冷蔵庫の故障について",
-    "本日朝、厨房の冷蔵庫が故障し、庫内温度が12℃まで上がっていました。該当食材は廃棄し、"
-    "修理業者に連絡済みです。明日午前に修理予定のため、冷蔵品の仕込みは最小限にします。",
-)
+def _scripts(today: date) -> dict[tuple[date, int], _Script]:
+    days = scripted_days(today)
+    return {
+        (getattr(days, when), store_id): _Script(author, trouble, claim)
+        for when, store_id, author, trouble, claim in phr.SCRIPT_REPORTS
+    }
+
+
+def _scripted_posts(today: date) -> list[tuple[date, str, str, str, str]]:
+    days = scripted_days(today)
+    return [(getattr(days, when), *rest) for when, *rest in phr.SCRIPT_POSTS]
 
 
 # --- generation ----------------------------------------------------------------------------------
@@ -180,10 +141,17 @@ def _fill(rng: random.Random, template: str, **known: object) -> str:
     return template.format(**values)
 
 
-def _report(rng: random.Random, day: date, store_id: int, store: str) -> DailyReport:
-    script = _SCRIPT.get((day, store_id))
+def _rng(seed: int, *parts: object) -> random.Random:
+    """A generator of its own for one report, week or post: ``Random(str)`` hashes the string
+    with SHA-512, so it is the same in every process (no PYTHONHASHSEED)."""
+    return random.Random(":".join(str(p) for p in (seed, *parts)))
+
+
+def _report(
+    rng: random.Random, day: date, store_id: int, store: str, script: _Script | None
+) -> DailyReport:
     weather, w_factor = _weather(rng)
-    dow = 6 if day in _HOLIDAYS else day.weekday()
+    dow = 6 if is_holiday(day) else day.weekday()
     expected = _BASE_SALES[store_id] * _DOW_FACTOR[dow] * _season(day)
     sales = int(expected * w_factor * rng.gauss(1.0, 0.06))
     customers = max(1, round(sales / (_AVG_SPEND[store_id] * rng.gauss(1.0, 0.05))))
@@ -237,171 +205,114 @@ def _report(rng: random.Random, day: date, store_id: int, store: str) -> DailyRe
     )
 
 
-def _comments(rng: random.Random, post: BbsPost, end: date, start_no: int) -> list[BbsComment]:
+def _comments(rng: random.Random, post: BbsPost) -> list[BbsComment]:
+    """0–3 comments on the day of the post up to 2 days later (the caller drops later ones)."""
     count = rng.choice((0, 1, 1, 2, 2, 3))
     offsets = sorted(rng.randint(0, 2) for _ in range(count))
     out: list[BbsComment] = []
-    for i, offset in enumerate(offsets):
+    for i, offset in enumerate(offsets, start=1):
         if rng.random() < 0.3:
             store, author, body = "本部", _pick(rng, HEAD_OFFICE), _pick(rng, phr.HQ_COMMENTS)
         else:
             store = _pick(rng, tuple(s for _, s in STORES if s != post.store))
             author, body = _pick(rng, AUTHORS[store]), _pick(rng, phr.COMMENTS[post.category])
-        day = min(date.fromisoformat(post.date) + timedelta(days=offset), end)
-        out.append(
-            BbsComment(
-                f"CMT-{start_no + i:04d}", post.post_id, day.isoformat(), store, author, body
-            )
-        )
+        day = date.fromisoformat(post.date) + timedelta(days=offset)
+        comment_id = f"CMT-{post.post_id.removeprefix('BBS-')}-{i}"
+        out.append(BbsComment(comment_id, post.post_id, day.isoformat(), store, author, body))
     return out
 
 
-def _posts(rng: random.Random, start: date, end: date) -> tuple[list[BbsPost], list[BbsComment]]:
-    planned: list[tuple[date, str, str, str, str, str]] = []
-    week = start
-    while week <= end:
-        days = [week + timedelta(days=i) for i in range(7) if week + timedelta(days=i) <= end]
-        for day in sorted(rng.sample(days, min(len(days), rng.randint(2, 4)))):
-            category = rng.choices(
-                [c for c, _ in phr.CATEGORY_WEIGHTS], weights=[w for _, w in phr.CATEGORY_WEIGHTS]
-            )[0]
-            months = phr.POST_MONTHS
-            pool = [p for p in phr.POSTS[category] if day.month in months.get(p[0], (day.month,))]
-            title, body = pool[rng.randrange(len(pool))]
-            store = _pick(rng, tuple(s for _, s in STORES))
-            planned.append((day, store, _pick(rng, AUTHORS[store]), category, title, body))
-        week += timedelta(days=7)
-    scripted_day, *rest = _SCRIPTED_POST
-    if start <= scripted_day <= end:
-        store, author, title, body = rest
-        planned.append((scripted_day, store, author, "トラブル報告", title, body))
-    planned.sort(key=lambda p: p[0])  # stable: same-day posts keep their generation order
+_Planned = tuple[date, str, str, str, str, str]  # day, store, author, category, title, body
+
+
+def _week_posts(seed: int, monday: date) -> list[_Planned]:
+    """2–4 posts on days of the Monday–Sunday week, drawn over the whole week (so a week's posts
+    do not change when the window cuts it)."""
+    rng = _rng(seed, "bbs", monday.isoformat())
+    days = [monday + timedelta(days=i) for i in range(7)]
+    planned: list[_Planned] = []
+    for day in sorted(rng.sample(days, rng.randint(2, 4))):
+        category = rng.choices(
+            [c for c, _ in phr.CATEGORY_WEIGHTS], weights=[w for _, w in phr.CATEGORY_WEIGHTS]
+        )[0]
+        months = phr.POST_MONTHS
+        pool = [p for p in phr.POSTS[category] if day.month in months.get(p[0], (day.month,))]
+        title, body = pool[rng.randrange(len(pool))]
+        store = _pick(rng, tuple(s for _, s in STORES))
+        planned.append((day, store, _pick(rng, AUTHORS[store]), category, title, body))
+    return planned
+
+
+def _posts(
+    seed: int, start: date, end: date, today: date
+) -> tuple[list[BbsPost], list[BbsComment]]:
+    planned: list[_Planned] = []
+    monday = start - timedelta(days=start.weekday())
+    while monday <= end:
+        planned.extend(p for p in _week_posts(seed, monday) if start <= p[0] <= end)
+        monday += timedelta(days=7)
+    for day, store, author, title, body in _scripted_posts(today):
+        if start <= day <= end:  # after the day's generated posts: their ids do not move
+            planned.append((day, store, author, "トラブル報告", title, body))
+    planned.sort(key=lambda p: p[0])  # stable: same-day posts keep their order
     posts: list[BbsPost] = []
     comments: list[BbsComment] = []
-    for n, (day, store, author, category, title, body) in enumerate(planned, start=1):
-        post = BbsPost(f"BBS-{n:04d}", day.isoformat(), store, author, title, body, category)
+    per_day: dict[date, int] = {}
+    for day, store, author, category, title, body in planned:
+        per_day[day] = per_day.get(day, 0) + 1
+        post_id = f"BBS-{day:%Y%m%d}-{per_day[day]}"
+        post = BbsPost(post_id, day.isoformat(), store, author, title, body, category)
         posts.append(post)
-        comments.extend(_comments(rng, post, end, len(comments) + 1))
+        rng = _rng(seed, "comments", post_id, title)
+        comments.extend(c for c in _comments(rng, post) if c.date <= end.isoformat())
     return posts, comments
 
 
 def generate(
-    seed: int = DEFAULT_SEED, start: date = DEFAULT_START, end: date = DEFAULT_END
+    now: datetime | date | None = None,
+    *,
+    seed: int = DEFAULT_SEED,
+    start: date | None = None,
+    end: date | None = None,
 ) -> ReportSet:
-    """Daily reports for every store on most days in ``[start, end]`` plus bulletin posts."""
+    """Daily reports for every store on most days of the demo window of ``now`` (default: the
+    current Asia/Tokyo time) plus bulletin posts and comments.
+
+    ``start``/``end`` narrow or move the range (a day's data is the same whatever the range);
+    the scripted facts stay relative to ``now``.
+    """
+    window = demo_window(now)
+    start = window.start if start is None else start
+    end = window.end if end is None else end
     if end < start:
         raise ValueError(f"end ({end}) must not be before start ({start})")
-    rng = random.Random(seed)
+    scripts = _scripts(window.today)
     reports: list[DailyReport] = []
     day = start
     while day <= end:
         for store_id, store in STORES:
+            rng = _rng(seed, "report", day.isoformat(), store_id)
+            script = scripts.get((day, store_id))
             skipped = rng.random() < _SKIP_RATE
-            if skipped and (day, store_id) not in _SCRIPT:
+            if skipped and script is None:
                 continue
-            reports.append(_report(rng, day, store_id, store))
+            reports.append(_report(rng, day, store_id, store, script))
         day += timedelta(days=1)
-    posts, comments = _posts(rng, start, end)
+    posts, comments = _posts(seed, start, end, window.today)
     return ReportSet(tuple(reports), tuple(posts), tuple(comments))
-
-
-# --- output --------------------------------------------------------------------------------------
-
-DAILY_REPORT_COLUMNS = tuple(f.name for f in fields(DailyReport))
-
-
-def write_daily_reports_csv(
-    reports: tuple[DailyReport, ...] | list[DailyReport], path: Path
-) -> Path:
-    """CSV with a header; ``claim`` as ``true``/``false``; empty strings, never nulls."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(DAILY_REPORT_COLUMNS)
-        for r in reports:
-            row = asdict(r)
-            row["claim"] = "true" if r.claim else "false"
-            writer.writerow([row[c] for c in DAILY_REPORT_COLUMNS])
-    return path
-
-
-def report_text(report: DailyReport) -> str:
-    """The searchable text of a report: its content, plus the claim labelled ``クレーム:``."""
-    if report.claim and report.claim_content:
-        return f"{report.content}\nクレーム: {report.claim_content}"
-    return report.content
-
-
-def _jsonl_rows(report_set: ReportSet) -> list[dict[str, object]]:
-    titles = {p.post_id: p.title for p in report_set.bbs_posts}
-    rows: list[dict[str, object]] = []
-    for r in report_set.daily_reports:
-        rows.append(
-            {
-                "id": r.report_id,
-                "source_type": "daily_report",
-                "title": f"{r.date} {r.store} 日報",
-                "text": report_text(r),
-                "date": r.date,
-                "store": r.store,
-                "store_id": r.store_id,
-                "author": r.author,
-                "weather": r.weather,
-                "sales": r.sales,
-                "customers": r.customers,
-                "claim": r.claim,
-                "cash_difference": r.cash_difference,
-            }
-        )
-    for p in report_set.bbs_posts:
-        rows.append(
-            {
-                "id": p.post_id,
-                "source_type": "bbs_post",
-                "title": p.title,
-                "text": p.body,
-                "date": p.date,
-                "store": p.store,
-                "author": p.author,
-                "category": p.category,
-            }
-        )
-    for c in report_set.bbs_comments:
-        rows.append(
-            {
-                "id": c.comment_id,
-                "source_type": "bbs_comment",
-                "title": f"Re: {titles[c.post_id]}",
-                "text": c.body,
-                "date": c.date,
-                "store": c.store,
-                "author": c.author,
-                "post_id": c.post_id,
-            }
-        )
-    return rows
-
-
-def write_reports_jsonl(report_set: ReportSet, path: Path) -> Path:
-    """One JSON object a line (reports, posts, comments) for search ingest; UTF-8, not escaped."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as fh:
-        for row in _jsonl_rows(report_set):
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    return path
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     out = Path(args[0] if args else ".")
-    data = generate()
+    now = date.fromisoformat(args[1]) if len(args) > 1 else None
+    window = demo_window(now)
+    data = generate(window.today)
     write_daily_reports_csv(data.daily_reports, out / "daily_reports.csv")
     write_reports_jsonl(data, out / "reports.jsonl")
     print(
-        f"{out}: 日報 {len(data.daily_reports)} 件, 掲示板投稿 {len(data.bbs_posts)} 件, "
-        f"コメント {len(data.bbs_comments)} 件"
+        f"{out}: {window.start}〜{window.end} 日報 {len(data.daily_reports)} 件, "
+        f"掲示板投稿 {len(data.bbs_posts)} 件, コメント {len(data.bbs_comments)} 件"
     )
     return 0
 
