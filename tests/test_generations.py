@@ -178,3 +178,20 @@ def test_a_legacy_collection_with_lost_statistics_is_migrated_and_repaired(tmp_p
     assert not any((col_dir / p).exists() for p in ("shard", "units", "state.json"))
     with sqlite3.connect(migrated.gen / "units" / "df.sqlite") as con:
         assert con.execute("SELECT SUM(n) FROM units").fetchone()[0] > 0
+
+
+def test_checkpoints_publish_as_they_go_and_keep_the_disk_bounded(ts, monkeypatch) -> None:
+    import tansaku.ingest.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "BATCH", 1)
+    monkeypatch.setenv("TANSAKU_CHECKPOINT_S", "0")
+    seen: list[set[str]] = []
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage == "write":
+            gens = ts.workspace.collection_dir("faq") / "gens"
+            seen.append({p.name for p in gens.iterdir()})
+
+    ts.ingest_records(records() + records("s"), collection="faq", config=CONFIG, progress=progress)
+    assert len(seen) == 8 and max(len(s) for s in seen) <= 2  # committed + working
+    assert ts.collection("faq").store.count("default") == 8

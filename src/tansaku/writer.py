@@ -77,6 +77,7 @@ def commit(col: Collection, *, keep_writing: bool = False) -> None:
     if keep_writing:
         nxt = g.start(col.path, h.gen)
         col.handles = GenHandles(nxt, dim=h.dim, writable=True)
+        g.collect(col.path, keep=[nxt])  # earlier checkpoints nobody reads: disk stays bounded
 
 
 def _config_changed(col: Collection) -> bool:
