@@ -4,6 +4,7 @@ searches find that day's data, re-runs embed nothing, a later day embeds only wh
 from __future__ import annotations
 
 import csv
+import re
 import shlex
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -116,3 +117,18 @@ def test_a_later_day_embeds_only_what_changed(tmp_path: Path):
     for name in ("manuals", "notes", "cards"):
         assert later[name].embedded == 0 and later[name].inserted == 0, name
     assert recorded_today(home) == date(2026, 11, 19)
+
+
+def test_readme_demo_examples_use_relative_dates():
+    """The README's commands over the demo's reports must answer against a demo built today:
+    relative expressions, no fixed dates or --now."""
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    lines = [
+        line
+        for line in readme.read_text(encoding="utf-8").splitlines()
+        if line.startswith("tansaku stats")
+        or (line.startswith("tansaku search") and ("-c reports" in line or "n reports" in line))
+    ]
+    assert len(lines) >= 3
+    for line in lines:
+        assert not re.search(r"\d{4}-\d{2}-\d{2}|--now|--from|--to", line.split("#")[0]), line

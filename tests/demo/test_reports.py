@@ -125,8 +125,8 @@ def test_scripted_facts(data):
     fridge = _report(data, "2025-12-03", "横浜店")
     assert "ウォークイン冷蔵庫" in fridge.content and "不具合" in fridge.content
     assert any(p.date == "2025-12-03" and "冷蔵庫" in p.title for p in data.bbs_posts)
-    # last month: 11-15, 横浜店, a reservation claim
-    reservation = _report(data, "2025-11-15", "横浜店")
+    # last month: 11-15, 新宿店, a reservation claim
+    reservation = _report(data, "2025-11-15", "新宿店")
     assert reservation.claim and "予約の人数" in reservation.claim_content
 
 

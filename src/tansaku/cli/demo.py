@@ -57,8 +57,8 @@ def _build(home: Path | None, clock: datetime) -> bool:
 
             out.print(f"デモ用ワークスペース: {ts.workspace.home}")
             out.print(
-                f"日報の基準日: {window.today}(日報は {window.start} 〜 {window.end}。"
-                "別の日に再実行すると、その日に合わせて新しい日の分だけ更新されます)"
+                f"日報の基準日: {window.today}(日報は {window.start}〜{window.end}。"
+                "別の日に再実行すると、その日に合わせて更新します)"
             )
             reports = build_demo(ts, now=clock, progress=progress, on_collection=on_collection)
             tables = install_tables(ts.workspace.home, now=clock)

@@ -72,7 +72,14 @@ class Hint:
 
     @property
     def command(self) -> str:
-        return shlex.join(("tansaku", *self.args))
+        """The command line, Japanese arguments in double quotes as in the README."""
+        return " ".join(_quote(arg) for arg in ("tansaku", *self.args))
+
+
+def _quote(arg: str) -> str:
+    if arg.isascii() or any(c in arg for c in '"$`\\!'):
+        return shlex.quote(arg)
+    return f'"{arg}"'
 
 
 def demo_hints(

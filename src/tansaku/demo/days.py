@@ -13,7 +13,7 @@ yesterday           新宿店: lukewarm food claim; 渋谷店: broken refrigerat
 the day before      新宿店: slow service claim
 last week           Wednesday of the previous Monday–Sunday week, 横浜店: walk-in refrigerator
                     fault (and a bulletin post)
-last month          the 15th of the previous month, 横浜店: claim about a wrong reservation
+last month          the 15th of the previous month, 新宿店: claim about a wrong reservation
 ==================  ===========================================================================
 
 ``REFERENCE_NOW`` (2025-12-11) is the day the bundled docs and the table tests quote.

@@ -13,7 +13,7 @@ with synonyms (クレーム/苦情/ご指摘, トラブル/不具合/故障) so 
 Scripted facts (the sample searches need data) fall on days relative to ``now``: yesterday
 新宿店 has a claim about lukewarm food, 渋谷店 a broken refrigerator (and a bulletin post),
 池袋店 a register fault with a claim; the day before 新宿店 a claim about slow service; last
-week 横浜店 a walk-in refrigerator fault (and a post); last month 横浜店 a reservation claim.
+week 横浜店 a walk-in refrigerator fault (and a post); last month 新宿店 a reservation claim.
 
 ``python -m tansaku.demo.reports OUT_DIR [YYYY-MM-DD]`` writes ``daily_reports.csv`` and
 ``reports.jsonl`` for that day (default: today in Tokyo).
