@@ -45,7 +45,7 @@ def cards(tmp_path_factory):
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
     home = tmp_path_factory.mktemp("reports")
-    src = write_reports_jsonl(generate(), home / "reports.jsonl")
+    src = write_reports_jsonl(generate(NOW), home / "reports.jsonl")
     client = tansaku.connect(home, embedder=HashEmbedder(32))
     assert client.ingest([src], collection="reports", config=EXAMPLES / "configs/reports.toml").ok
     client.ingest_records(

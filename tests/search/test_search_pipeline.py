@@ -21,7 +21,7 @@ CONFIGS = __import__("pathlib").Path(__file__).resolve().parents[2] / "examples"
 @pytest.fixture(scope="module")
 def ts(tmp_path_factory):
     home = tmp_path_factory.mktemp("pipe")
-    src = write_reports_jsonl(generate(), home / "reports.jsonl")
+    src = write_reports_jsonl(generate(NOW), home / "reports.jsonl")
     client = tansaku.connect(home, embedder=HashEmbedder(48))
     report = client.ingest([src], collection="reports", config=CONFIGS / "reports.toml")
     assert report.ok and report.inserted > 300

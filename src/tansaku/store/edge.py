@@ -68,6 +68,7 @@ class EdgeStore(ShardOwner):
         self._lock = threading.RLock()
         self._total: int | None = None  # cached point count; None after any write
         self._counts: dict[str, int] = {}  # cached count() results; cleared by any write
+        self._samples: dict[tuple[str, tuple[str, ...], int], dict[str, list[Any]]] = {}
         self._candidates = CandidateIndex()  # point id -> what a text-less candidate needs
         cfg = qe.EdgeConfig(
             vectors={DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
@@ -99,6 +100,7 @@ class EdgeStore(ShardOwner):
             self._shard.update(qe.UpdateOperation.upsert_points(qpoints))
             self._total = None
             self._counts.clear()
+            self._samples.clear()
             self._candidates.remember(
                 (point_uuid(tenant, p.record.id).int, identity(tenant, p.record)) for p in points
             )
@@ -111,6 +113,7 @@ class EdgeStore(ShardOwner):
             self._shard.update(qe.UpdateOperation.delete_points([str(p) for p in pids]))
             self._total = None
             self._counts.clear()
+            self._samples.clear()
             self._candidates.forget(p.int for p in pids)
 
     def delete_tenant(self, tenant: str) -> None:
@@ -119,6 +122,7 @@ class EdgeStore(ShardOwner):
             self._shard.update(qe.UpdateOperation.delete_points_by_filter(tenant_filter(tenant)))
             self._total = None
             self._counts.clear()
+            self._samples.clear()
             self._candidates.clear()
 
     def update_sparse(self, tenant: str, vectors: dict[str, SparseVec]) -> None:
@@ -342,7 +346,17 @@ class EdgeStore(ShardOwner):
         have each key; a key no record has is left out (learning that reads every record of the
         tenant once). Without ``keys``: every key and value of ``limit`` records. The search
         layer learns from it a key's type (``cost`` stored as int or as text) and whether any
-        record has it."""
+        record has it. Cached until the next write (every filtered search asks)."""
+        cache_key = (tenant, tuple(keys), limit)
+        with self._lock:
+            cached = self._samples.get(cache_key)
+            if cached is None:
+                if len(self._samples) >= 1024:
+                    self._samples.clear()
+                cached = self._samples[cache_key] = self._sample(tenant, keys, limit)
+            return {k: list(v) for k, v in cached.items()}
+
+    def _sample(self, tenant: str, keys: Sequence[str], limit: int) -> dict[str, list[Any]]:
         base = tenant_filter(tenant)
         out: dict[str, list[Any]] = {}
         with self._lock:
