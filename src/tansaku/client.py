@@ -8,22 +8,20 @@
 from __future__ import annotations
 
 import threading
-import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tansaku import generations, handles
-from tansaku.collection import Collection, CollectionState, read_config, read_state
+from tansaku import handles, views
+from tansaku.collection import Collection, CollectionState
 from tansaku.config import AxisMode, CollectionConfig, load_config
 from tansaku.embed.base import Embedder
 from tansaku.embed.cache import CachedEmbedder
 from tansaku.errors import (
     CollectionNotFound,
     ConfigError,
-    StorageError,
     TansakuError,
     WorkspaceNotFound,
 )
@@ -119,11 +117,11 @@ class Tansaku:
         at the next call; the previous one stays usable until then)."""
         col_dir = self.workspace.collection_dir(name)
         with self._lock:
-            key = _fingerprint(col_dir, name, self.workspace)
+            key = views.fingerprint(col_dir, name, self.workspace)
             cached = self._views.get(name)
             if cached is not None and cached[0] == key:
                 return cached[1]
-            view = _open_view(self.workspace, name)
+            view = views.open_view(self.workspace, name)
             self._views[name] = (key, view)  # a commit meanwhile: reopened at the next call
             return view
 
@@ -225,7 +223,7 @@ class Tansaku:
             if config is None or col.handles is None:
                 return col if config is None else Collection(col.path, config, col.state)
             handles.retain(col.handles)
-            return _view(col.path, config, col.state, col.handles)
+            return views.snapshot(col.path, config, col.state, col.handles)
         cfg = config or CollectionConfig(name=collection)
         return Collection(self.workspace.collection_dir(collection), cfg, CollectionState())
 
@@ -361,45 +359,6 @@ def _state_has_embedder(ts: Tansaku, name: str) -> bool:
         return bool(ts.collection(name).state.embedder)
     except TansakuError:
         return False
-
-
-def _fingerprint(col_dir: Path, name: str, ws: Workspace) -> tuple[str, int]:
-    """What a view depends on: the committed generation and the config file's mtime."""
-    try:
-        mtime = (col_dir / "config.toml").stat().st_mtime_ns
-    except FileNotFoundError:
-        raise CollectionNotFound(name, ws.collection_names()) from None
-    cur = generations.current(col_dir)
-    return (cur.name if cur is not None else "", mtime)
-
-
-def _open_view(ws: Workspace, name: str) -> Collection:
-    col_dir = ws.collection_dir(name)
-    if generations.is_legacy(col_dir):
-        with writing(ws, name):  # migrates under the writer lock; commits nothing new
-            pass
-    for _ in range(20):  # a writer may remove the generation between CURRENT and the pin
-        config = read_config(col_dir, name)
-        gen = generations.current(col_dir)
-        if gen is None:
-            return Collection(col_dir, config, CollectionState())
-        try:
-            h = handles.lease(gen, dim=384)
-        except FileNotFoundError:
-            continue
-        return _view(col_dir, config, read_state(gen), h)
-    raise StorageError(f"コレクション「{name}」の現在の世代を開けません")
-
-
-def _view(
-    path: Path, config: CollectionConfig, state: CollectionState, h: handles.GenHandles
-) -> Collection:
-    """A read-only view holding one lease on ``h``, given back when the view is garbage: a
-    view is a snapshot, usable for as long as anyone holds it (its generation stays on disk
-    until then), and an old one nobody holds lets its generation go at once."""
-    view = Collection(path, config, state, h)
-    weakref.finalize(view, handles.release, h)
-    return view
 
 
 def _dense(col: Collection, request: SearchRequest) -> bool:

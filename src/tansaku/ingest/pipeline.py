@@ -8,85 +8,29 @@ interrupted ingest leaves a readable collection that the next run completes.
 
 from __future__ import annotations
 
-import json
-import os
-import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tansaku.collection import REWEIGHT_DRIFT, Collection
+from tansaku.collection import Collection
 from tansaku.embed.cache import CachedEmbedder
 from tansaku.errors import LoadError
 from tansaku.faults import crashpoint
+from tansaku.ingest import maintain
+from tansaku.ingest.maintain import (
+    ProgressFn,
+    build_units,
+    count_lengths,
+    encode_with_projected_averages,
+    reweight_drifted,
+)
+from tansaku.ingest.report import AuditRow, Failure, IngestReport, write_audit
 from tansaku.records import Record
 from tansaku.store.base import Filter, StoredPoint
 from tansaku.store.sparse import doc_vector, term_ids
 from tansaku.text import get_analyzer
 
-BATCH = 256
-CHECKPOINT_S = 60.0  # a long ingest publishes what it has written at least this often
-ENV_CHECKPOINT = "TANSAKU_CHECKPOINT_S"
 DOC_CHUNK = 1_000  # documents per read of what is stored
-ProgressFn = Callable[[str, int, int], None]  # (stage, done, total)
-
-
-@dataclass(frozen=True)
-class Failure:
-    path: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class AuditRow:
-    id: str
-    field: str
-    text_len: int
-    action: str  # insert | update | unchanged | delete | skip
-    reason: str = ""
-    doc_id: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        d = {
-            "id": self.id,
-            "doc_id": self.doc_id,
-            "field": self.field,
-            "text_len": self.text_len,
-            "action": self.action,
-        }
-        if self.reason:
-            d["skip_reason" if self.action == "skip" else "reason"] = self.reason
-        return d
-
-
-@dataclass(frozen=True)
-class IngestReport:
-    inserted: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    deleted: int = 0
-    embedded: int = 0
-    skipped: int = 0
-    failed: tuple[Failure, ...] = ()
-    dry_run: bool = False
-    audit: tuple[AuditRow, ...] = field(default=(), repr=False)
-
-    @property
-    def ok(self) -> bool:
-        return not self.failed
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "inserted": self.inserted,
-            "updated": self.updated,
-            "unchanged": self.unchanged,
-            "deleted": self.deleted,
-            "embedded": self.embedded,
-            "skipped": self.skipped,
-            "dry_run": self.dry_run,
-            "failed": [{"path": f.path, "reason": f.reason} for f in self.failed],
-        }
 
 
 def load_sources(
@@ -271,9 +215,9 @@ def ingest_records(
     terms = {}
     for i, r in enumerate(changed, 1):  # Sudachi at ~1.5 MB/s: minutes for a large file
         terms[r.id] = term_ids(analyzer.terms(r.text))
-        if progress is not None and (i % BATCH == 0 or i == len(changed)):
+        if progress is not None and (i % maintain.BATCH == 0 or i == len(changed)):
             progress("analyze", i, len(changed))
-    _encode_with_projected_averages(collection, tenant, existing, deletes, updates, changed, terms)
+    encode_with_projected_averages(collection, tenant, existing, deletes, updates, changed, terms)
 
     dense_fields = collection.dense_fields() if collection.needs_dense else set()
     to_embed = {r.id for r in changed if dense_fields is None or r.field in dense_fields}
@@ -292,9 +236,9 @@ def ingest_records(
         return StoredPoint(r, sparse, vectors.pop(r.id, None), hashes[r.id], len(ids))
 
     units = collection.needs_units and collection.has_units(tenant)
-    clock = _Checkpoints(checkpoint, checkpoint_every)
-    for i in range(0, len(changed), BATCH):
-        batch = changed[i : i + BATCH]
+    clock = maintain.Checkpoints(checkpoint, checkpoint_every)
+    for i in range(0, len(changed), maintain.BATCH):
+        batch = changed[i : i + maintain.BATCH]
         vectors: dict[str, Any] = {}
         want = [r for r in batch if r.id in to_embed]
         if want and embedder is not None:
@@ -315,24 +259,26 @@ def ingest_records(
         collection.store.upsert(tenant, points)
         crashpoint("records")
         added = [(p.record.field, p.bm25_len) for p in points]
-        _count(collection, tenant, [existing[r.id] for r in batch if r.id in existing], added)
+        count_lengths(
+            collection, tenant, [existing[r.id] for r in batch if r.id in existing], added
+        )
         crashpoint("stats")
         if progress is not None:
-            progress("write", min(i + BATCH, len(changed)), len(changed))
+            progress("write", min(i + maintain.BATCH, len(changed)), len(changed))
         clock.tick()
-    for i in range(0, len(deletes), BATCH):
-        doomed = deletes[i : i + BATCH]
+    for i in range(0, len(deletes), maintain.BATCH):
+        doomed = deletes[i : i + maintain.BATCH]
         collection.store.delete(tenant, doomed)
         if units:  # after the records: an orphan unit finds no record and is dropped
             collection.units.delete(tenant, doomed)
-        _count(collection, tenant, [existing[rid] for rid in doomed], [])
+        count_lengths(collection, tenant, [existing[rid] for rid in doomed], [])
         crashpoint("delete")
         clock.tick()
     if collection.needs_units and not units:
         build_units(collection, tenant, progress=progress)
     elif not collection.needs_units and (changed or deletes):
         collection.state.units.discard(tenant)  # no longer maintained: rebuilt when needed
-    _reweight_drifted(collection, tenant)
+    reweight_drifted(collection, tenant)
     if collection.store.needs_index(len(changed)):
         if progress is not None:
             progress("index", 0, 1)
@@ -355,155 +301,12 @@ def ingest_records(
     )
 
 
-class _Checkpoints:
-    """Calls ``checkpoint`` at batch boundaries once ``every`` seconds have passed since the
-    last one: a long ingest publishes what it has written, and a killed one keeps it."""
-
-    def __init__(self, checkpoint: Callable[[], None] | None, every: float | None) -> None:
-        self.checkpoint = checkpoint
-        env = os.environ.get(ENV_CHECKPOINT)
-        self.every = every if every is not None else float(env) if env else CHECKPOINT_S
-        self.last = time.monotonic()
-
-    def tick(self) -> None:
-        if self.checkpoint is None or time.monotonic() - self.last < self.every:
-            return
-        self.checkpoint()
-        crashpoint("checkpoint")
-        self.last = time.monotonic()
-
-
-def _encode_with_projected_averages(
-    collection: Collection,
-    tenant: str,
-    existing: dict[str, dict[str, Any]],
-    deletes: Sequence[str],
-    updates: Sequence[Record],
-    changed: Sequence[Record],
-    terms: dict[str, Any],
-) -> None:
-    """Fix the average length new BM25 vectors are encoded with (``avgdl_written``) for fields
-    that have none yet, from the statistics as they will be once this ingest is done. The
-    counts themselves move batch by batch with what is written (:func:`_count`), so every
-    commit's statistics describe exactly the records it holds."""
-    projected: dict[str, list[int]] = {}
-    for fld, st in collection.state.bm25.get(tenant, {}).items():
-        projected[fld] = [st.total_len, st.count]
-    for rid in [*deletes, *(r.id for r in updates)]:
-        old = existing[rid]
-        tot = projected.setdefault(str(old.get("field", "")), [0, 0])
-        tot[0] -= int(old.get("bm25_len", 0))
-        tot[1] -= 1
-    for r in changed:
-        tot = projected.setdefault(r.field, [0, 0])
-        tot[0] += len(terms[r.id])
-        tot[1] += 1
-    with collection.lock:
-        for fld, (total_len, count) in projected.items():
-            st = collection.state.stats(tenant, fld)
-            if not st.avgdl_written and count > 0:
-                st.avgdl_written = total_len / count
-
-
-def _count(
-    collection: Collection,
-    tenant: str,
-    removed: Sequence[dict[str, Any]],
-    added: Sequence[tuple[str, int]],
-) -> None:
-    """Move the length statistics by what was just removed and written."""
-    with collection.lock:
-        for old in removed:
-            st = collection.state.stats(tenant, str(old.get("field", "")))
-            st.total_len -= int(old.get("bm25_len", 0))
-            st.count -= 1
-        for fld, length in added:
-            st = collection.state.stats(tenant, fld)
-            st.total_len += length
-            st.count += 1
-
-
-def build_units(collection: Collection, tenant: str, *, progress: ProgressFn | None = None) -> int:
-    """Write the sentence units of every stored record of the tenant (a collection that gained
-    a ``bigram`` axis, or whose units were not maintained). Returns the units written."""
-    rows = collection.store.scan(tenant, keys=["rid", "doc_id", "field", "text", "meta"])
-    written = 0
-    for i in range(0, len(rows), BATCH):
-        batch = [
-            Record(
-                id=row["rid"],
-                doc_id=row["doc_id"],
-                field=row["field"],
-                text=row.get("text", ""),
-                metadata=row.get("meta") or {},
-            )
-            for row in rows[i : i + BATCH]
-        ]
-        written += collection.units.replace(tenant, batch)
-        if progress is not None:
-            progress("units", min(i + BATCH, len(rows)), len(rows))
-    collection.state.units.add(tenant)
-    return written
-
-
-def ensure_units(collection: Collection, tenant: str) -> bool:
-    """Build the tenant's sentence units in a writer's ``collection`` if they are not complete
-    (for searches that ask for a ``bigram`` axis the collection's config does not have).
-    Returns whether it built them; the writer commits them."""
-    with collection.lock:
-        if collection.has_units(tenant):
-            return False
-        build_units(collection, tenant)
-        return True
-
-
-def _reweight_drifted(collection: Collection, tenant: str) -> None:
-    """Re-encode the BM25 vectors of fields whose average length drifted past the threshold."""
-    cfg = collection.config
-    analyzer = get_analyzer(cfg.split_mode)
-    for field_name, st in collection.state.bm25.get(tenant, {}).items():
-        if not st.count:
-            continue
-        if (
-            st.avgdl_written
-            and abs(st.avgdl - st.avgdl_written) / st.avgdl_written <= REWEIGHT_DRIFT
-        ):
-            continue
-        st.avgdl_written = st.avgdl
-        rows = collection.store.scan(tenant, Filter(fields=(field_name,)), keys=["rid", "text"])
-        vectors = {
-            row["rid"]: doc_vector(
-                analyzer.terms(row["text"]), k1=cfg.bm25_k1, b=cfg.bm25_b, avgdl=st.avgdl
-            )
-            for row in rows
-        }
-        items = list(vectors.items())
-        for i in range(0, len(items), BATCH):
-            collection.store.update_sparse(tenant, dict(items[i : i + BATCH]))
-
-
-def write_audit(report: IngestReport, path: str | Path) -> Path:
-    """The audit trail as JSON lines (one per record: id, field, text_len, action, reason)."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    with p.open("w", encoding="utf-8") as fh:
-        for row in report.audit:
-            fh.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")
-        for f in report.failed:
-            fh.write(
-                json.dumps(
-                    {"path": f.path, "action": "failed", "reason": f.reason}, ensure_ascii=False
-                )
-                + "\n"
-            )
-    return p
-
-
 __all__ = [
     "AuditRow",
     "Failure",
     "IngestReport",
     "LoadError",
+    "ProgressFn",
     "ingest_records",
     "load_sources",
     "write_audit",
