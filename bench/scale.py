@@ -402,7 +402,7 @@ def one_size(
             out["reingest_s"] = time.perf_counter() - t0
             assert again.unchanged == n and again.embedded == 0, again
             col = ts.collection(name)
-            out["disk_mb"] = du_mb(col.path)
+            out["disk_mb"] = du_mb(col.gen or col.path)  # the committed generation
             timer = EngineTimer(col.store, col.units if col.needs_units else None)
             print(
                 f"  {n}: ingest {out['ingest_s']:.1f} s, re-ingest {out['reingest_s']:.1f} s",
@@ -424,7 +424,7 @@ def one_size(
                 count = col.store.total()
                 col.store.total = lambda: count
                 out["optimized_cached_count"] = latency(ts, name, qs, runs, timer)
-            out["disk_mb_optimized"] = du_mb(col.path)
+            out["disk_mb_optimized"] = du_mb(ts.collection(name).gen or col.path)
             out["rss_mb"] = rss_mb()
             out["rss_growth_mb"] = out["rss_mb"] - rss0
         t0 = time.perf_counter()
