@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
 from tansaku.errors import LoadError, TansakuError
 from tansaku.tables import _deps
+from tansaku.tables.bound import OutOfScope, check_plan, logical_plan
 from tansaku.tables.registry import ColumnType, TablesConfig, TableSpec
-from tansaku.tables.results import json_safe
+from tansaku.tables.results import Budget, json_safe
+from tansaku.tables.validate import QueryRejected
 
 
 class QueryFailed(TansakuError):
@@ -39,6 +42,8 @@ class RawResult:
     columns: tuple[str, ...]
     rows: tuple[tuple[Any, ...], ...]
     """JSON-safe values (dates as ISO text, decimals as numbers)."""
+    truncated: bool = False
+    """Values, list elements or rows were cut to the result budget."""
 
 
 def timeout_message(seconds: float) -> str:
@@ -92,6 +97,7 @@ def lock_statements(config: TablesConfig) -> list[str]:
         f"SET memory_limit = {_quote_literal(s.memory_limit)}",
         f"SET threads = {int(s.threads)}",
         "SET enable_external_access = false",
+        "SET explain_output = 'all'",  # EXPLAIN returns the unoptimized plan too (bound.py)
         "SET lock_configuration = true",
     ]
 
@@ -134,7 +140,28 @@ class Engine:
         with self._lock:
             self._con.close()
 
-    def execute(self, sql: str, params: list[Any], max_rows: int | None) -> RawResult:
+    def check_scope(self, sql: str, params: list[Any], allowed: Collection[str]) -> None:
+        """Refuse a query whose plan reads anything but ``allowed`` tables (``bound.py``)."""
+        with self._lock:
+            try:
+                rows = self._con.execute(f"EXPLAIN (FORMAT JSON) {sql}", params).fetchall()
+                check_plan(logical_plan(rows), allowed)
+            except OutOfScope as e:
+                raise QueryRejected(e.reason) from None
+            except self._duckdb.Error as e:
+                raise QueryFailed(str(e).strip()) from None
+
+    def execute(
+        self,
+        sql: str,
+        params: list[Any],
+        max_rows: int | None,
+        allowed: Collection[str] | None = None,
+    ) -> RawResult:
+        """Run ``sql`` (rolled back, under the timer). ``allowed``: the tool's tables — the
+        query's plan may read nothing else."""
+        if allowed is not None:
+            self.check_scope(sql, params, allowed)
         timeout = self.config.sandbox.timeout_seconds
         fired = threading.Event()
 
@@ -152,8 +179,9 @@ class Engine:
                 con.execute(sql, params)
                 columns = tuple(str(d[0]) for d in (con.description or ()))
                 rows = con.fetchall() if max_rows is None else con.fetchmany(max_rows)
-                cap = self.config.sandbox.max_cell_chars  # cut here: never ship huge values
-                safe = tuple(tuple(json_safe(v, max_chars=cap) for v in r) for r in rows)
+                settings = self.config.sandbox  # cut here: never ship huge values
+                budget = Budget(settings.max_result_chars, settings.max_items)
+                safe = _bounded(rows, settings.max_cell_chars, budget)
             except self._duckdb.Error as e:
                 if fired.is_set() or isinstance(e, self._duckdb.InterruptException):
                     raise QueryFailed(timeout_message(timeout), timed_out=True) from None
@@ -166,4 +194,17 @@ class Engine:
                     timer.join()
                 with contextlib.suppress(self._duckdb.Error):
                     con.rollback()
-        return RawResult(columns=columns, rows=safe)
+        return RawResult(columns=columns, rows=safe, truncated=budget.cut)
+
+
+def _bounded(
+    rows: list[tuple[Any, ...]], max_chars: int, budget: Budget
+) -> tuple[tuple[Any, ...], ...]:
+    """JSON-safe rows within the budget: rows after it is spent are left out."""
+    out = []
+    for row in rows:
+        if budget.spent:
+            budget.cut = True
+            break
+        out.append(tuple(json_safe(v, max_chars=max_chars, budget=budget) for v in row))
+    return tuple(out)

@@ -139,6 +139,10 @@ class SandboxSettings:
     threads: int = 2
     max_cell_chars: int = 4000
     """Longer text values are cut (a guard for the LLM's context, not a data limit)."""
+    max_result_chars: int = 50_000
+    """About the largest serialized result: rows after it are left out (and it says so)."""
+    max_items: int = 100
+    """Elements kept of one list/map value (``SELECT range(0, 3000000)`` is one value)."""
     isolation: str = "process"
     """``process``: queries run in a worker process killed on overrun; ``inline``: in-process."""
 
@@ -160,6 +164,11 @@ class SandboxSettings:
             )
         if self.threads < 1 or self.max_cell_chars < 100:
             raise ConfigError("threads は 1 以上、max_cell_chars は 100 以上にしてください")
+        if self.max_result_chars < 1000 or self.max_items < 1:
+            raise ConfigError(
+                "max_result_chars は 1000 以上、max_items は 1 以上にしてください"
+                f"(現在: {self.max_result_chars}, {self.max_items})"
+            )
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -20,6 +20,10 @@ from decimal import Decimal
 from typing import Any
 
 TRUNCATED_MARK = "…(省略)"
+TRUNCATED_NOTICE = (
+    "結果が大きすぎるため一部を省略しました(長い値・リストの要素・後ろの行)。"
+    "列や行を絞るか、集計してから取り出してください"
+)
 
 
 @dataclass(frozen=True)
@@ -29,11 +33,16 @@ class SqlResults:
     message: str | None = None
     sql: str = field(default="", compare=False)
     """The SQL that ran (LIMIT enforced); for logs, not part of ``to_dict``."""
+    truncated: bool = False
+    """Values, list elements or rows were left out to keep the result small."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"results": [dict(r) for r in self.results], "count": self.count}
         if self.count == 0 and self.message:
             out["message"] = self.message
+        if self.truncated:
+            out["truncated"] = True
+            out["notice"] = TRUNCATED_NOTICE
         return out
 
 
@@ -70,36 +79,89 @@ class SqlFailed:
 SqlOutcome = SqlResults | SqlRejected | SqlFailed
 
 
-def _text(value: str, max_chars: int) -> str:
-    return value if len(value) <= max_chars else value[:max_chars] + TRUNCATED_MARK
+MAX_ITEMS = 100  # elements kept of one list/map value (range(0, 3000000) is one value)
+MAX_RESULT_CHARS = 50_000  # about the serialized size of a whole result (an LLM's context)
 
 
-def json_safe(value: Any, *, max_chars: int = 4000) -> Any:
+class Budget:
+    """What a whole result may still spend, in characters of its JSON: every value draws from
+    it; once spent, text is cut, lists end and the caller stops adding rows. ``cut`` says
+    whether anything was left out."""
+
+    def __init__(self, chars: int = MAX_RESULT_CHARS, items: int = MAX_ITEMS) -> None:
+        self.chars = chars
+        self.items = items
+        self.cut = False
+
+    @property
+    def spent(self) -> bool:
+        return self.chars <= 0
+
+    def take(self, n: int) -> None:
+        self.chars -= n
+
+
+def _text(value: str, max_chars: int, budget: Budget | None = None) -> str:
+    limit = max_chars if budget is None else max(0, min(max_chars, budget.chars))
+    if len(value) > limit:
+        value = value[:limit] + TRUNCATED_MARK
+        if budget is not None:
+            budget.cut = True
+    if budget is not None:
+        budget.take(len(value) + 2)
+    return value
+
+
+def json_safe(value: Any, *, max_chars: int = 4000, budget: Budget | None = None) -> Any:
     """A JSON-serialisable copy of a DuckDB value: dates as ISO text, decimals as numbers,
-    NaN/inf as null, bytes as base64, long text cut at ``max_chars``."""
-    if value is None or isinstance(value, bool | int):
+    NaN/inf as null, bytes as base64, long text cut at ``max_chars``. With a ``budget``, lists
+    and maps keep at most ``budget.items`` elements (then a 「…(N件省略)」 marker) and every
+    value draws its size from it."""
+    if value is None or isinstance(value, bool | int | float):
+        if isinstance(value, float) and not math.isfinite(value):
+            value = None
+        if budget is not None:
+            budget.take(len(str(value)) + 1)
         return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
     if isinstance(value, str):
-        return _text(value, max_chars)
+        return _text(value, max_chars, budget)
     if isinstance(value, Decimal):
         if not value.is_finite():
             return None
-        return int(value) if value == value.to_integral_value() else float(value)
+        return json_safe(
+            int(value) if value == value.to_integral_value() else float(value), budget=budget
+        )
     if isinstance(value, dt.datetime | dt.date | dt.time):
-        return value.isoformat()
-    if isinstance(value, dt.timedelta):
-        return str(value)
-    if isinstance(value, uuid.UUID):
-        return str(value)
+        return _text(value.isoformat(), max_chars, budget)
+    if isinstance(value, dt.timedelta | uuid.UUID):
+        return _text(str(value), max_chars, budget)
     if isinstance(value, bytes | bytearray | memoryview):
-        return _text(base64.b64encode(bytes(value)).decode("ascii"), max_chars)
+        return _text(base64.b64encode(bytes(value)).decode("ascii"), max_chars, budget)
     if isinstance(value, Mapping):
-        return {str(k): json_safe(v, max_chars=max_chars) for k, v in value.items()}
+        items = list(value.items())
+        keep = _kept(len(items), budget)
+        out = {str(k): json_safe(v, max_chars=max_chars, budget=budget) for k, v in items[:keep]}
+        if keep < len(items):
+            out[TRUNCATED_MARK] = f"{len(items) - keep}件省略"
+        return out
     if isinstance(value, list | tuple | set | frozenset):
-        return [json_safe(v, max_chars=max_chars) for v in value]
-    return _text(str(value), max_chars)
+        seq = list(value)
+        keep = _kept(len(seq), budget)
+        kept = []
+        for v in seq[:keep]:
+            if budget is not None and budget.spent:
+                break
+            kept.append(json_safe(v, max_chars=max_chars, budget=budget))
+        if len(kept) < len(seq):
+            if budget is not None:
+                budget.cut = True
+            kept.append(f"…({len(seq) - len(kept)}件省略)")
+        return kept
+    return _text(str(value), max_chars, budget)
+
+
+def _kept(n: int, budget: Budget | None) -> int:
+    return n if budget is None else min(n, budget.items)
 
 
 def _maybe_json(value: Any) -> Any:
@@ -117,8 +179,10 @@ def rows_to_dicts(
     *,
     json_columns: frozenset[str] = frozenset(),
     max_chars: int = 4000,
+    budget: Budget | None = None,
 ) -> tuple[dict[str, Any], ...]:
-    """Rows as dicts of JSON-safe values; JSON-typed columns parsed back into JSON.
+    """Rows as dicts of JSON-safe values; JSON-typed columns parsed back into JSON. With a
+    ``budget``, rows stop once it is spent (``budget.cut`` then says so).
 
     Duplicate column names (``SELECT a.x, b.x``) get a suffix (``x_2``) so no value is lost.
     """
@@ -132,9 +196,12 @@ def rows_to_dicts(
     json_lower = {c.lower() for c in json_columns}
     out = []
     for row in rows:
+        if budget is not None and budget.spent:
+            budget.cut = True
+            break
         item: dict[str, Any] = {}
         for name, original, value in zip(names, columns, row, strict=True):
-            safe = json_safe(value, max_chars=max_chars)
+            safe = json_safe(value, max_chars=max_chars, budget=budget)
             item[name] = _maybe_json(safe) if original.lower() in json_lower else safe
         out.append(item)
     return tuple(out)

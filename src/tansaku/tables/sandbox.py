@@ -14,6 +14,7 @@ rolled-back transaction under an interrupt timer, results converted to JSON-safe
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -43,14 +44,21 @@ class TableDatabase:
         return cls(config)
 
     def execute(
-        self, sql: str, params: list[Any] | None = None, *, max_rows: int | None = None
+        self,
+        sql: str,
+        params: list[Any] | None = None,
+        *,
+        max_rows: int | None = None,
+        allowed: Collection[str] | None = None,
     ) -> RawResult:
         """Run ``sql`` under the timer in a rolled-back transaction; values come back JSON-safe.
 
         Callers pass SQL that ``validate.check_sql`` accepted, or their own trusted SQL with
         ``?`` parameters (the analytics functions). ``max_rows=None`` fetches everything.
+        ``allowed``: the tables a tool may read — DuckDB's plan of the query is checked against
+        them before it runs (``QueryRejected`` otherwise; see ``bound.py``).
         """
-        return self._backend.execute(sql, list(params or []), max_rows)
+        return self._backend.execute(sql, list(params or []), max_rows, allowed)
 
     def row_count(self, table: str) -> int:
         self.config.table(table)  # raises for unknown names; the name is then safe to quote

@@ -20,7 +20,14 @@ from tansaku.tables.describe import (
     tool_description,
 )
 from tansaku.tables.registry import DEFAULT_NO_ROWS_MESSAGE, SqlToolConfig, TableSpec
-from tansaku.tables.results import SqlFailed, SqlOutcome, SqlRejected, SqlResults, rows_to_dicts
+from tansaku.tables.results import (
+    Budget,
+    SqlFailed,
+    SqlOutcome,
+    SqlRejected,
+    SqlResults,
+    rows_to_dicts,
+)
 from tansaku.tables.sandbox import QueryFailed, TableDatabase
 from tansaku.tables.validate import QueryRejected, check_sql
 
@@ -71,18 +78,28 @@ class SqlTool:
             checked = check_sql(sql_query, allowed_tables=names, max_rows=settings.max_rows)
         except QueryRejected as e:
             return SqlRejected(reason=e.reason, allowed=allowed_summary(names))
-        try:
-            raw = self.db.execute(checked.sql, max_rows=settings.max_rows)
+        try:  # the scope is decided again on what DuckDB binds (bound.py), then it runs
+            raw = self.db.execute(checked.sql, max_rows=settings.max_rows, allowed=names)
+        except QueryRejected as e:
+            return SqlRejected(reason=e.reason, allowed=allowed_summary(names))
         except QueryFailed as e:
             return SqlFailed(message=str(e), timed_out=e.timed_out)
+        budget = Budget(settings.max_result_chars, settings.max_items)
         rows = rows_to_dicts(
             raw.columns,
             raw.rows,
             json_columns=self._json_columns,
             max_chars=settings.max_cell_chars,
+            budget=budget,
         )
         message = self._no_rows_message(checked.tables) if not rows else None
-        return SqlResults(results=rows, count=len(rows), message=message, sql=checked.sql)
+        return SqlResults(
+            results=rows,
+            count=len(rows),
+            message=message,
+            sql=checked.sql,
+            truncated=raw.truncated or budget.cut,
+        )
 
     def __call__(self, sql_query: str) -> dict[str, Any]:
         return self.run(sql_query).to_dict()

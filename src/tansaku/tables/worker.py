@@ -29,6 +29,7 @@ import subprocess
 import sys
 import threading
 import weakref
+from collections.abc import Collection
 from datetime import date, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -36,8 +37,16 @@ from typing import IO, Any
 from tansaku.errors import LoadError, TansakuError
 from tansaku.tables.engine import QueryFailed, RawResult, timeout_message
 from tansaku.tables.registry import TablesConfig, dump_tables_config
+from tansaku.tables.validate import QueryRejected
 
 GRACE_SECONDS = 1.0
+PROBE_SECONDS = 2.0
+# failures after which a worker is replaced even though it still answers (see _degraded)
+DEGRADED = re.compile(
+    r"out of memory|bad_alloc|cannot allocate|could not allocate|failed to allocate|"
+    r"can't start new thread|resource temporarily unavailable|interrupt|internal error|fatal",
+    re.IGNORECASE,
+)
 STARTUP_TIMEOUT_SECONDS = 300.0
 _UNITS = {"KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30}
 
@@ -95,12 +104,19 @@ def serve(limit: int) -> int:
         try:
             request = json.loads(line)
             result = engine.execute(
-                request["sql"], request.get("params") or [], request.get("max_rows")
+                request["sql"],
+                request.get("params") or [],
+                request.get("max_rows"),
+                request.get("allowed"),
             )
-            _send(
-                out,
-                {"ok": {"columns": list(result.columns), "rows": [list(r) for r in result.rows]}},
-            )
+            ok = {
+                "columns": list(result.columns),
+                "rows": [list(r) for r in result.rows],
+                "truncated": result.truncated,
+            }
+            _send(out, {"ok": ok})
+        except QueryRejected as e:
+            _send(out, {"rejected": {"reason": e.reason}})
         except QueryFailed as e:
             _send(out, {"failed": {"message": str(e), "timed_out": e.timed_out}})
         except Exception as e:
@@ -141,6 +157,8 @@ class WorkerClient:
         self._closed = False
         self.restarts = 0
         """Workers started again after a kill or a crash."""
+        self.recycled = 0
+        """Workers replaced because a failure left them degraded (see ``_degraded``)."""
         self._start()
 
     def _start(self) -> None:
@@ -206,7 +224,13 @@ class WorkerClient:
 
         threading.Thread(target=respawn, daemon=True).start()
 
-    def execute(self, sql: str, params: list[Any], max_rows: int | None) -> RawResult:
+    def execute(
+        self,
+        sql: str,
+        params: list[Any],
+        max_rows: int | None,
+        allowed: Collection[str] | None = None,
+    ) -> RawResult:
         timeout = self.config.sandbox.timeout_seconds
         with self._lock:
             if self._closed:
@@ -216,7 +240,10 @@ class WorkerClient:
                 self.restarts += 1
                 self._start()
             try:
-                self._write({"sql": sql, "params": params, "max_rows": max_rows})
+                request = {"sql": sql, "params": params, "max_rows": max_rows}
+                if allowed is not None:
+                    request["allowed"] = sorted(allowed)
+                self._write(request)
                 message = self._receive(timeout + GRACE_SECONDS)
             except TimeoutError:
                 self._kill()  # stuck inside one scalar call: the interrupt cannot reach it
@@ -229,11 +256,34 @@ class WorkerClient:
                 raise QueryFailed(
                     "サンドボックスのプロセスが異常終了しました。もう一度実行してください"
                 )
+            if "failed" in message and self._degraded(message["failed"]):
+                self._kill()  # it still answers, but may no longer allocate or start threads
+                self.recycled += 1
+                self._respawn_soon()
         if "ok" in message:
             ok = message["ok"]
-            return RawResult(columns=tuple(ok["columns"]), rows=tuple(tuple(r) for r in ok["rows"]))
+            return RawResult(
+                columns=tuple(ok["columns"]),
+                rows=tuple(tuple(r) for r in ok["rows"]),
+                truncated=bool(ok.get("truncated")),
+            )
+        if "rejected" in message:
+            raise QueryRejected(message["rejected"]["reason"])
         failed = message["failed"]
         raise QueryFailed(failed["message"], timed_out=bool(failed.get("timed_out")))
+
+    def _degraded(self, failed: dict[str, Any]) -> bool:
+        """Whether the worker should be replaced after this failure: an interrupted or
+        out-of-memory query, an internal or fatal DuckDB error, a failed allocation or thread
+        start — or a health probe that does not answer at once."""
+        if failed.get("timed_out") or DEGRADED.search(str(failed.get("message", ""))):
+            return True
+        try:
+            self._write({"sql": "SELECT 42", "params": [], "max_rows": 1})
+            probe = self._receive(PROBE_SECONDS)
+        except (TimeoutError, OSError):
+            return True
+        return not (probe and probe.get("ok", {}).get("rows") == [[42]])
 
     def close(self) -> None:
         with self._lock:
