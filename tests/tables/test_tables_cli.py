@@ -228,3 +228,40 @@ def test_no_registry_exit_1(app, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert result.exit_code == 1 and "tansaku demo" in result.stderr
     with_home = CliRunner().invoke(app, ["tables", "--home", str(tmp_path / "other")])
     assert with_home.exit_code == 1
+
+
+def test_stats_period_last_month(run, db):
+    result = run("stats", "claims", "--period", "先月", "--now", "2025-12-11", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert (
+        data["period"]["start_date"] == "2025-11-01" and data["period"]["end_date"] == "2025-11-30"
+    )
+    assert data["period_expression"] == "先月"
+    expected = get_claim_statistics(db, "2025-11-01", "2025-11-30", scope=StoreScope.all_stores())
+    assert data["summary"] == expected.to_dict()["summary"]
+    week = json.loads(
+        run("stats", "sales", "--period", "先週", "--now", "2025-12-11", "--json").stdout
+    )
+    assert (week["period"]["start_date"], week["period"]["end_date"]) == (
+        "2025-12-01",
+        "2025-12-07",
+    )
+    days = json.loads(
+        run("stats", "cash", "--period", "過去7日", "--now", "2025-12-11", "--json").stdout
+    )
+    assert days["period"]["days"] == 7
+
+
+def test_stats_now_sets_the_default_end(run):
+    data = json.loads(
+        run("stats", "claims", "--now", "2025-12-11", "--days", "10", "--json").stdout
+    )
+    assert data["period"]["end_date"] == "2025-12-11" and data["period"]["days"] == 10
+
+
+def test_stats_period_errors(run):
+    both = run("stats", "claims", "--period", "先月", "--from", "2025-11-01")
+    assert both.exit_code == 2 and "同時に指定できません" in both.output
+    vague = run("stats", "claims", "--period", "そのうち")
+    assert vague.exit_code == 2 and "解釈できません" in vague.output

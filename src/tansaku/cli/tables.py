@@ -15,8 +15,10 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from tansaku.cli import render
 from tansaku.errors import TansakuError
 from tansaku.tables import (
     AnalyticsError,
@@ -31,6 +33,7 @@ from tansaku.tables import (
     load_tables_config,
     sql_tool,
 )
+from tansaku.tables.results import TRUNCATED_NOTICE
 from tansaku.workspace import Workspace
 
 EXIT_OK, EXIT_ERROR, EXIT_REJECTED = 0, 1, 2
@@ -45,6 +48,18 @@ AllStoresOpt = Annotated[bool, typer.Option("--all-stores", help="全店舗を�
 FromOpt = Annotated[str | None, typer.Option("--from", help="開始日 YYYY-MM-DD")]
 ToOpt = Annotated[str | None, typer.Option("--to", help="終了日 YYYY-MM-DD(既定: 今日)")]
 DaysOpt = Annotated[int, typer.Option("--days", help="日数(開始日か終了日の一方だけのとき)")]
+PeriodOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--period", help="期間: 先月・先週・今月・今週・昨日・過去N日(--from/--to の代わり)"
+    ),
+]
+NowOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--now", help="「先月」や既定の終了日の基準日時 YYYY-MM-DD[THH:MM](既定: 現在の東京時刻)"
+    ),
+]
 
 stats_app = typer.Typer(
     help="日報の集計: クレーム・売上・現金過不足・期間比較", no_args_is_help=True
@@ -61,7 +76,7 @@ def _fail(message: str, code: int) -> typer.Exit:
 
 
 def _emit_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.write(render.json_safe(json.dumps(obj, ensure_ascii=False, indent=2)) + "\n")
 
 
 def _open(home: Path | None) -> TableDatabase:
@@ -72,9 +87,11 @@ def _open(home: Path | None) -> TableDatabase:
 
 
 def _cell(value: Any, width: int = 60) -> str:
+    """One table cell: on one line, cut, control characters and markup made harmless (the
+    values are the data's, not ours)."""
     text = json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else str(value)
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    flat = " ".join(render.plain(text).split())
+    return escape(flat if len(flat) <= width else flat[: width - 1] + "…")
 
 
 # --- tables / sql --------------------------------------------------------------------------------
@@ -161,6 +178,8 @@ def run_sql(
         table.add_row(*(_cell(v) for v in row.values()))
     out.print(table)
     out.print(f"{outcome.count}件")
+    if outcome.truncated:
+        out.print(f"[yellow]{TRUNCATED_NOTICE}[/]")
 
 
 # --- stats ---------------------------------------------------------------------------------------
@@ -172,7 +191,38 @@ def _scope(store: str | None, all_stores: bool) -> StoreScope:
     return StoreScope.only(store) if store else StoreScope.all_stores()
 
 
-def _run_stats(home: Path | None, json_out: bool, compute: Any, render: Any) -> None:
+def _dates(
+    date_from: str | None, date_to: str | None, period: str | None, now: str | None
+) -> tuple[str | None, str | None]:
+    """--from/--to as given, or the days --period names against --now (or now in Tokyo);
+    --now alone sets the default end date."""
+    from tansaku.tables.period import period_of
+    from tansaku.text.dates import parse_now
+
+    try:
+        clock = parse_now(now) if now else None
+    except ValueError as e:
+        raise _fail(str(e), EXIT_REJECTED) from None
+    if period is not None:
+        if date_from or date_to:
+            raise _fail("--period と --from/--to は同時に指定できません", EXIT_REJECTED)
+        try:
+            p = period_of(period, clock)
+        except AnalyticsError as e:
+            raise _fail(str(e), EXIT_REJECTED) from None
+        return p.start.isoformat(), p.end.isoformat()
+    if clock is not None and not date_to:
+        return date_from, clock.date().isoformat()
+    return date_from, date_to
+
+
+def _run_stats(
+    home: Path | None,
+    json_out: bool,
+    compute: Any,
+    render: Any,
+    period: str | None = None,
+) -> None:
     db = _open(home)
     with db:
         try:
@@ -181,10 +231,15 @@ def _run_stats(home: Path | None, json_out: bool, compute: Any, render: Any) -> 
             raise _fail(str(e), EXIT_REJECTED) from None
         except TansakuError as e:
             raise _fail(str(e), EXIT_ERROR) from None
+    data = result.to_dict()
+    if period is not None:
+        data["period_expression"] = period
     if json_out:
-        _emit_json(result.to_dict())
+        _emit_json(data)
     else:
-        render(_out(), result.to_dict())
+        if period is not None:
+            _out().print(f"期間: 「{period}」")
+        render(_out(), data)
 
 
 def _summary(out: Console, title: str, data: dict[str, Any], labels: dict[str, str]) -> None:
@@ -292,6 +347,8 @@ def stats_claims(
     date_from: FromOpt = None,
     date_to: ToOpt = None,
     days: DaysOpt = 30,
+    period: PeriodOpt = None,
+    now: NowOpt = None,
     store: StoreOpt = None,
     all_stores: AllStoresOpt = False,
     json_out: JsonOpt = False,
@@ -299,11 +356,13 @@ def stats_claims(
 ) -> None:
     """クレーム統計(件数・発生率・日別・最近のクレーム)。"""
     scope = _scope(store, all_stores)
+    start, end = _dates(date_from, date_to, period, now)
     _run_stats(
         home,
         json_out,
-        lambda db: get_claim_statistics(db, date_from, date_to, days, scope=scope),
+        lambda db: get_claim_statistics(db, start, end, days, scope=scope),
         _render_claims,
+        period,
     )
 
 
@@ -312,6 +371,8 @@ def stats_sales(
     date_from: FromOpt = None,
     date_to: ToOpt = None,
     days: DaysOpt = 30,
+    period: PeriodOpt = None,
+    now: NowOpt = None,
     store: StoreOpt = None,
     all_stores: AllStoresOpt = False,
     json_out: JsonOpt = False,
@@ -319,11 +380,13 @@ def stats_sales(
 ) -> None:
     """売上トレンド(合計・平均・日別・週平均)。"""
     scope = _scope(store, all_stores)
+    start, end = _dates(date_from, date_to, period, now)
     _run_stats(
         home,
         json_out,
-        lambda db: get_sales_trend(db, date_from, date_to, days, scope=scope),
+        lambda db: get_sales_trend(db, start, end, days, scope=scope),
         _render_sales,
+        period,
     )
 
 
@@ -332,6 +395,8 @@ def stats_cash(
     date_from: FromOpt = None,
     date_to: ToOpt = None,
     days: DaysOpt = 30,
+    period: PeriodOpt = None,
+    now: NowOpt = None,
     store: StoreOpt = None,
     all_stores: AllStoresOpt = False,
     json_out: JsonOpt = False,
@@ -339,11 +404,13 @@ def stats_cash(
 ) -> None:
     """現金過不足分析(発生件数・率・合計・過剰/不足の内訳・最近の発生)。"""
     scope = _scope(store, all_stores)
+    start, end = _dates(date_from, date_to, period, now)
     _run_stats(
         home,
         json_out,
-        lambda db: get_cash_difference_analysis(db, date_from, date_to, days, scope=scope),
+        lambda db: get_cash_difference_analysis(db, start, end, days, scope=scope),
         _render_cash,
+        period,
     )
 
 

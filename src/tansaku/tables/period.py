@@ -20,6 +20,7 @@ from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from tansaku.errors import TansakuError
+from tansaku.text.dates import resolve_dates
 
 TOKYO = ZoneInfo("Asia/Tokyo")
 MAX_DAYS = 3660
@@ -96,6 +97,19 @@ def resolve_period(
         return Period(start, start + span)
     end = end or today or today_in_tokyo()
     return Period(end - span, end)
+
+
+def period_of(expression: str, now: datetime | date | None = None) -> Period:
+    """The period a relative expression names against ``now`` (default: now in Tokyo):
+    先月, 先週, 今月, 今週, 昨日, 今日, 過去7日, 12月 … — resolved by ``tansaku.text.dates``,
+    the same rules as the dates in search queries."""
+    text = (expression or "").strip()
+    found = resolve_dates(text, now) if text else None
+    if found is None or found.range is None or found.remainder.strip():
+        raise AnalyticsError(
+            f"期間「{expression}」を解釈できません。例: 先月, 先週, 今月, 今週, 昨日, 過去7日"
+        )
+    return Period(found.range.start, found.range.end)
 
 
 @dataclass(frozen=True)
