@@ -97,10 +97,11 @@ def test_hints_are_relative_and_their_stats_command_runs(home: Path, monkeypatch
     assert shlex.split(hints[0].command)[1:] == list(hints[0].args)
 
     (stats,) = [h for h in hints if h.args[0] == "stats"]
-    assert stats.args[:6] == ("stats", "claims", "--from", "2026-02-01", "--to", "2026-02-28")
-    monkeypatch.setenv("TANSAKU_HOME", str(home))
-    result = CliRunner().invoke(app, [*stats.args, "--json"])
+    assert stats.args[:4] == ("stats", "claims", "--period", "先月")
+    monkeypatch.setenv("TANSAKU_HOME", str(home))  # run as on the day it was built for:
+    result = CliRunner().invoke(app, [*stats.args, "--now", today.isoformat(), "--json"])
     assert result.exit_code == 0, result.output
+    assert '"start_date": "2026-02-01"' in result.stdout
     assert '"claim_count": 0' not in result.stdout
     assert not [h for h in demo_hints(today, current=today, tables=False) if h.args[0] == "stats"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from pathlib import Path
 
 from tansaku.client import Tansaku
@@ -93,7 +93,7 @@ def demo_hints(
 
     Relative expressions (昨日, 先週) stay relative; ``--now`` is added only when the demo was
     built for another day than ``current`` (default: today in Tokyo). ``--home`` is added when
-    given. The stats hint covers last month (先月) by its dates.
+    given. The stats hint asks for last month (``--period 先月``).
     """
     current = demo_today() if current is None else current
     now = ("--now", today.isoformat()) if today != current else ()
@@ -106,19 +106,13 @@ def demo_hints(
         ),
     ]
     if tables:
-        first, last = _last_month(today)
         hints.append(
             Hint(
-                ("stats", "claims", "--from", first, "--to", last, *where),
+                ("stats", "claims", "--period", "先月", *now, *where),
                 "先月のクレーム件数・発生率(表 daily_reports の集計)",
             )
         )
     return tuple(hints)
-
-
-def _last_month(today: date) -> tuple[str, str]:
-    last = today.replace(day=1) - timedelta(days=1)
-    return last.replace(day=1).isoformat(), last.isoformat()
 
 
 def build_demo(
