@@ -261,17 +261,8 @@ class Tansaku:
                 failures=failures,
             )
         del preview  # a view keeps its generation on disk: let the writer remove it
-        with self.writing(collection, config=cfg, on_wait=on_wait, lazy=True) as col:
-            return ingest_records(
-                col,
-                records,
-                self.embedder if col.needs_dense else None,
-                tenant=team,
-                sync_roots=sync_roots,
-                failures=failures,
-                progress=progress,
-                checkpoint=lambda: commit(col, keep_writing=True),
-            )
+        opts: dict[str, Any] = {"sync_roots": sync_roots, "failures": failures}
+        return self._write(collection, cfg, records, team, on_wait, progress, **opts)
 
     def ingest_records(
         self,
@@ -297,15 +288,28 @@ class Tansaku:
                 sync_all=sync,
                 dry_run=True,
             )
-        with self.writing(collection, config=cfg, on_wait=on_wait, lazy=True) as col:
+        return self._write(collection, cfg, records, team, on_wait, progress, sync_all=sync)
+
+    def _write(
+        self,
+        collection: str,
+        config: CollectionConfig | None,
+        records: Iterable[Record],
+        team: str,
+        on_wait: WaitFn | None,
+        progress: ProgressFn | None,
+        **options: Any,
+    ) -> IngestReport:
+        """``records`` into ``collection`` as one writer: checkpoints publish as it goes."""
+        with self.writing(collection, config=config, on_wait=on_wait, lazy=True) as col:
             return ingest_records(
                 col,
                 records,
                 self.embedder if col.needs_dense else None,
                 tenant=team,
-                sync_all=sync,
                 progress=progress,
                 checkpoint=lambda: commit(col, keep_writing=True),
+                **options,
             )
 
     # -- search -------------------------------------------------------------------------
