@@ -1,0 +1,43 @@
+"""Agent tools: typed functions → tool specs (name, Japanese description, JSON schema), bound to
+a scope (team, collections, "now") when the toolset is built.
+
+>>> tools = tansaku.tools.toolset(ts, team="shinjuku", collections={"reports": "reports"})
+>>> tools.call("search_past_cases", '{"query": "冷蔵庫の故障"}')   # a JSON string
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from tansaku.tools.registry import Toolset
+from tansaku.tools.search import SEARCH_TOOLS
+from tansaku.tools.spec import ToolError, ToolScope, ToolSpec, parameters_of, tool
+from tansaku.workspace import DEFAULT_TEAM, validate_name
+
+if TYPE_CHECKING:
+    from tansaku.client import Tansaku
+
+DEFAULT_COLLECTIONS = {"reports": "reports", "manuals": "manuals"}
+
+
+def toolset(
+    client: Tansaku,
+    *,
+    team: str = DEFAULT_TEAM,
+    collections: Mapping[str, str] | None = None,
+    now: datetime | None = None,
+) -> Toolset:
+    """The built-in tools bound to ``team`` and ``collections`` (role → collection name)."""
+    validate_name(team, "チーム名")
+    scope = ToolScope(
+        client=client,
+        team=team,
+        collections=dict(DEFAULT_COLLECTIONS if collections is None else collections),
+        now=now,
+    )
+    return Toolset(SEARCH_TOOLS, scope)
+
+
+__all__ = ["ToolError", "ToolScope", "ToolSpec", "Toolset", "parameters_of", "tool", "toolset"]

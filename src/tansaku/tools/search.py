@@ -1,0 +1,204 @@
+"""The search tools of the restaurant design (``000_…txt``): past cases (daily reports, bulletin
+posts and comments), manuals, the collections, and the current time. Outputs follow the design's
+JSON shapes; previews, not whole documents."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Annotated, Any
+
+from tansaku.search.types import Hit
+from tansaku.store.base import Filter
+from tansaku.text.dates import now_tokyo
+from tansaku.tools.spec import ToolError, ToolScope, tool
+
+PREVIEW_CHARS = 300
+SOURCE_LABELS = {
+    "daily_report": "日報",
+    "bbs_post": "掲示板",
+    "bbs_comment": "掲示板コメント",
+    "manual": "マニュアル",
+}
+
+
+def _collection(scope: ToolScope, role: str, what: str) -> str:
+    name = scope.collections.get(role)
+    if not name:
+        raise ToolError(f"{what}のコレクションが設定されていません")
+    return name
+
+
+def _day(value: str | None, what: str) -> date | None:
+    if not value:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise ToolError(f"{what}「{value}」は YYYY-MM-DD で指定してください") from None
+
+
+def _preview(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= PREVIEW_CHARS else flat[:PREVIEW_CHARS] + "…"
+
+
+def _similarity(hit: Hit) -> str:
+    return f"{max(0.0, min(1.0, hit.score)) * 100:.2f}%"
+
+
+PAST_CASES = (
+    "過去の実績データ(日報、掲示板の投稿・コメント)を検索します。\n"
+    "使う場面: 「2025-12-09のクレーム内容」「新宿店の冷蔵庫の故障」のように、"
+    "何を探すかがはっきりした質問。\n"
+    "使わない場面: 「昨日の問題」のような曖昧な質問(expand_and_search_cases)、"
+    "手順や規則(search_manual)、"
+    "件数や率(get_claim_statistics)。\n"
+    "引数: query(検索文。"
+    "日付表現はそのままでよい), source_types(daily_report / "
+    "bbs_post / "
+    "bbs_comment で絞る), date_from・date_to(YYYY-MM-DD), top_k(件数、"
+    "既定5)。\n"
+    '例: {"query": "料理の温度が低いというクレーム"} / '
+    '{"query": "冷蔵庫の故障", "source_types": ["daily_report"]} / '
+    '{"query": "クレーム", "date_from": "2025-12-01", "date_to": "2025-12-09"}'
+)
+
+
+@tool("search_past_cases", PAST_CASES)
+def search_past_cases(
+    scope: ToolScope,
+    query: Annotated[str, "検索する内容(日本語)"],
+    source_types: Annotated[list[str] | None, "daily_report / bbs_post / bbs_comment"] = None,
+    date_from: Annotated[str | None, "日付の下限 YYYY-MM-DD"] = None,
+    date_to: Annotated[str | None, "日付の上限 YYYY-MM-DD"] = None,
+    top_k: Annotated[int, "返す件数(1〜20)"] = 5,
+) -> list[dict[str, Any]]:
+    collection = _collection(scope, "reports", "日報")
+    flt = Filter(
+        any_of={"source_type": tuple(source_types)} if source_types else {},
+        date_from=_day(date_from, "date_from"),
+        date_to=_day(date_to, "date_to"),
+    )
+    result = scope.client.search(
+        query,
+        collection=collection,
+        team=scope.team,
+        top_k=max(1, min(top_k, 20)),
+        filter=flt,
+        now=scope.now,
+        expand=False,
+    )
+    out = []
+    for rank, hit in enumerate(result.hits, 1):
+        meta = hit.record.metadata
+        out.append(
+            {
+                "rank": rank,
+                "source": SOURCE_LABELS.get(str(meta.get("source_type")), meta.get("source_type")),
+                "date": meta.get("date"),
+                "store": meta.get("store"),
+                "author": meta.get("author"),
+                "title": meta.get("title"),
+                "doc_id": hit.doc_id,
+                "similarity": _similarity(hit),
+                "content": _preview(hit.record.text),
+            }
+        )
+    return out
+
+
+MANUAL = (
+    "マニュアル・ガイドライン・手順書(衛生管理、接客、オペレーション、"
+    "クレーム対応)を検索します。\n"
+    "使う場面: 「食中毒の予防方法」「クレーム対応の手順」のように、"
+    "決まりや手順を知りたい質問。\n"
+    "使わない場面: 実際に起きた出来事(search_past_cases)、"
+    "件数や傾向(get_claim_statistics)。\n"
+    "引数: query(検索文), category(hygiene / "
+    "service / "
+    "complaints などの分類で絞る), top_k(件数、既定3)。\n"
+    '例: {"query": "食中毒の予防方法"} / '
+    '{"query": "お客様が怒っているときの対応", "category": "complaints"} / '
+    '{"query": "冷蔵庫の温度管理", "top_k": 5}'
+)
+
+
+@tool("search_manual", MANUAL)
+def search_manual(
+    scope: ToolScope,
+    query: Annotated[str, "検索する内容(日本語)"],
+    category: Annotated[str | None, "マニュアルの分類(例: hygiene)"] = None,
+    top_k: Annotated[int, "返す件数(1〜10)"] = 3,
+) -> list[dict[str, Any]]:
+    collection = _collection(scope, "manuals", "マニュアル")
+    result = scope.client.search(
+        query,
+        collection=collection,
+        team=scope.team,
+        top_k=max(1, min(top_k, 10)),
+        filter=Filter(equals={"category": category} if category else {}),
+        now=scope.now,
+        expand=False,
+    )
+    out = []
+    for rank, hit in enumerate(result.hits, 1):
+        meta = hit.record.metadata
+        out.append(
+            {
+                "rank": rank,
+                "document": meta.get("title"),
+                "category": meta.get("category"),
+                "version": meta.get("version"),
+                "chapter": meta.get("chapter"),
+                "section": meta.get("section"),
+                "doc_id": hit.doc_id,
+                "similarity": _similarity(hit),
+                "content": _preview(hit.record.text),
+            }
+        )
+    return out
+
+
+COLLECTIONS = (
+    "利用できる検索コレクションの一覧(名前・説明・件数)を返します。\n"
+    "使う場面: どのデータを検索できるかを確かめたいとき、"
+    "質問に合うコレクションを選ぶとき。\n"
+    "使わない場面: 内容の検索そのもの(search_past_cases, search_manual)。\n"
+    "引数: なし。\n"
+    "例: {} / {} (引数は不要) / {}"
+)
+
+
+@tool("list_rag_collections", COLLECTIONS)
+def list_rag_collections(scope: ToolScope) -> dict[str, Any]:
+    own = set(scope.collections.values())
+    infos = [
+        {"name": i.name, "description": i.description, "points": i.points}
+        for i in scope.client.collections()
+        if i.name in own and scope.team in i.teams
+    ]
+    return {"collections": infos}
+
+
+NOW = (
+    "現在の日時(東京時間)を返します。\n"
+    "使う場面: 「今日」「昨日」「先週」などの日付を具体的な日付にしたいとき。\n"
+    "使わない場面: 検索そのもの(search_past_cases は「昨日」をそのまま理解します)。\n"
+    "引数: なし。\n"
+    "例: {} / {} / {}"
+)
+
+
+@tool("get_current_time", NOW)
+def get_current_time(scope: ToolScope) -> dict[str, str]:
+    now = scope.now or now_tokyo()
+    weekday = "月火水木金土日"[now.weekday()]
+    return {
+        "datetime": now.isoformat(timespec="seconds"),
+        "date": now.date().isoformat(),
+        "weekday": f"{weekday}曜日",
+        "timezone": "Asia/Tokyo",
+    }
+
+
+SEARCH_TOOLS = (search_past_cases, search_manual, list_rag_collections, get_current_time)

@@ -1,0 +1,150 @@
+"""Tools from typed functions: schemas, scope bound at build time, JSON results, errors as JSON.
+The demo's daily reports and the bundled manuals, with the deterministic embedder."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+import tansaku
+from tansaku.demo.reports import generate, write_reports_jsonl
+from tansaku.testing import HashEmbedder
+from tansaku.text.dates import TOKYO
+from tansaku.tools import parameters_of, toolset
+from tansaku.tools.registry import MAX_RESULT_CHARS
+from tansaku.tools.search import search_past_cases
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+NOW = datetime(2025, 12, 11, 9, 0, tzinfo=TOKYO)
+
+
+@pytest.fixture(scope="module")
+def ts(tmp_path_factory):
+    home = tmp_path_factory.mktemp("tools")
+    src = write_reports_jsonl(generate(NOW), home / "reports.jsonl")
+    client = tansaku.connect(home / "ws", embedder=HashEmbedder(32))
+    cfg = EXAMPLES / "configs"
+    assert client.ingest([src], collection="reports", config=cfg / "reports.toml").ok
+    assert client.ingest(
+        [EXAMPLES / "manuals"], collection="manuals", config=cfg / "manuals.toml"
+    ).ok
+    secret = tansaku.Record(
+        id="s:body", doc_id="s", field="body", text="他チームの冷蔵庫の故障の秘密の記録",
+        metadata={"source_type": "daily_report", "date": "2025-12-10"},
+    )  # fmt: skip
+    client.ingest_records([secret], collection="reports", team="other")
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def tools(ts):
+    return toolset(ts, now=NOW)
+
+
+def test_schema_derived_from_the_signature() -> None:
+    schema = parameters_of(search_past_cases.fn)
+    assert schema["required"] == ["query"] and schema["additionalProperties"] is False
+    props = schema["properties"]
+    assert props["query"]["type"] == "string" and props["query"]["description"]
+    assert props["source_types"] == {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "daily_report / bbs_post / bbs_comment",
+    }
+    assert props["top_k"]["type"] == "integer" and props["top_k"]["default"] == 5
+    assert "scope" not in props and "team" not in props
+
+
+def test_specs_for_a_chat_model(tools) -> None:
+    names = [s.name for s in tools.specs]
+    assert names == [
+        "search_past_cases",
+        "search_manual",
+        "list_rag_collections",
+        "get_current_time",
+    ]
+    entry = tools.specs[0].to_openai()
+    assert entry["type"] == "function" and entry["function"]["name"] == "search_past_cases"
+    description = entry["function"]["description"]
+    assert "使う場面" in description and "使わない場面" in description
+    assert description.count('{"query"') >= 3  # at least three examples
+
+
+def test_search_past_cases_returns_the_design_shape(tools) -> None:
+    text = tools.call("search_past_cases", '{"query": "冷蔵庫の故障", "top_k": 3}')
+    assert "冷蔵庫" in text  # ensure_ascii=False: Japanese as it is
+    results = json.loads(text)
+    assert 1 <= len(results) <= 3
+    first = results[0]
+    assert set(first) >= {"rank", "source", "date", "store", "author", "similarity", "content"}
+    assert first["rank"] == 1 and first["similarity"].endswith("%")
+    assert all("秘密" not in r["content"] for r in results)  # the other team never shows
+
+
+def test_dates_and_source_types_filter(tools) -> None:
+    args = {"query": "クレーム", "date_from": "2025-12-09", "date_to": "2025-12-09"}
+    results = json.loads(tools.call("search_past_cases", args))
+    assert results and {r["date"] for r in results} == {"2025-12-09"}
+    posts = json.loads(
+        tools.call("search_past_cases", {"query": "冷蔵庫", "source_types": ["bbs_post"]})
+    )
+    assert posts and {r["source"] for r in posts} == {"掲示板"}
+
+
+def test_search_manual(tools) -> None:
+    results = json.loads(tools.call("search_manual", {"query": "食中毒の予防方法"}))
+    assert (
+        results and results[0]["document"] and "食中毒" in json.dumps(results, ensure_ascii=False)
+    )
+
+
+def test_a_model_cannot_name_another_team(tools) -> None:
+    out = json.loads(tools.call("search_past_cases", {"query": "秘密", "team": "other"}))
+    assert "引数 team はありません" in out["error"]
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "message"),
+    [
+        ("no_such_tool", {}, "ツール「no_such_tool」はありません"),
+        ("search_past_cases", "{not json", "引数が正しくありません"),
+        ("search_past_cases", {}, "引数 query が必要です"),
+        ("search_past_cases", {"query": "a", "top_k": "many"}, "型が違います"),
+        ("search_past_cases", {"query": "a", "date_from": "12/9"}, "YYYY-MM-DD"),
+        ("search_past_cases", "[1, 2]", "JSON オブジェクト"),
+    ],
+)
+def test_failures_are_japanese_json_errors(tools, name, arguments, message) -> None:
+    out = json.loads(tools.call(name, arguments))
+    assert set(out) == {"error"} and message in out["error"]
+
+
+def test_quoted_numbers_from_small_models_are_accepted(tools) -> None:
+    assert len(json.loads(tools.call("search_past_cases", {"query": "レジ", "top_k": "2"}))) <= 2
+
+
+def test_results_fit_the_context(tools) -> None:
+    text = tools.call("search_past_cases", {"query": "日報", "top_k": 20})
+    assert len(text) <= MAX_RESULT_CHARS and json.loads(text)
+
+
+def test_time_and_collections(tools, ts) -> None:
+    now = json.loads(tools.call("get_current_time"))
+    assert now == {
+        "datetime": "2025-12-11T09:00:00+09:00",
+        "date": "2025-12-11",
+        "weekday": "木曜日",
+        "timezone": "Asia/Tokyo",
+    }
+    listed = json.loads(tools.call("list_rag_collections", "{}"))["collections"]
+    assert {c["name"] for c in listed} == {"reports", "manuals"}
+    only = toolset(ts, team="other", collections={"reports": "reports"})
+    assert [c["name"] for c in json.loads(only.call("list_rag_collections"))["collections"]] == [
+        "reports"
+    ]
+    missing = json.loads(only.call("search_manual", {"query": "食中毒"}))
+    assert "マニュアルのコレクションが設定されていません" in missing["error"]
