@@ -148,3 +148,68 @@ def test_time_and_collections(tools, ts) -> None:
     ]
     missing = json.loads(only.call("search_manual", {"query": "食中毒"}))
     assert "マニュアルのコレクションが設定されていません" in missing["error"]
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory):
+    pytest.importorskip("duckdb")
+    from tansaku.tables import TableDatabase, install_demo_tables, load_tables_config
+
+    home = tmp_path_factory.mktemp("tables")
+    install_demo_tables(home)  # the demo's daily reports for 2025-12-11
+    with TableDatabase(load_tables_config(home / "tables.toml")) as db:
+        yield db
+
+
+def test_statistics_with_a_relative_period(ts, tables) -> None:
+    tools = toolset(ts, now=NOW, tables=tables)
+    out = json.loads(tools.call("get_claim_statistics", {"period": "先月"}))
+    assert out["period"]["start_date"] == "2025-11-01" and out["period"]["end_date"] == "2025-11-30"
+    assert out["summary"]["claim_count"] > 0 and out["period_expression"] == "先月"
+    sales = json.loads(
+        tools.call("get_sales_trend", {"date_from": "2025-12-01", "date_to": "2025-12-10"})
+    )
+    assert sales["summary"]["total_sales"] > 0
+    both = json.loads(
+        tools.call("get_cash_difference_analysis", {"period": "先週", "date_from": "2025-12-01"})
+    )
+    assert "同時に指定できません" in both["error"]
+
+
+def test_the_store_comes_from_the_scope(ts, tables) -> None:
+    mine = toolset(ts, now=NOW, tables=tables, store="新宿店")
+    out = json.loads(mine.call("get_claim_statistics", {"period": "先月"}))
+    assert out["store"] == "新宿店"
+    refused = json.loads(mine.call("get_claim_statistics", {"period": "先月", "store": "渋谷店"}))
+    assert "引数 store はありません" in refused["error"]
+
+
+def test_sql_tools_come_from_the_registry(ts, tables) -> None:
+    tools = toolset(ts, now=NOW, tables=tables)
+    names = {s.name for s in tools.specs}
+    assert {"search_stores", "compare_periods"} <= names
+    ok = json.loads(
+        tools.call("search_stores", {"sql_query": "SELECT store_name FROM stores LIMIT 2"})
+    )
+    assert ok["count"] == 2
+    hidden = (
+        "WITH RECURSIVE daily_reports AS (SELECT * FROM daily_reports) SELECT * FROM daily_reports"
+    )
+    assert "error" in json.loads(tools.call("search_stores", {"sql_query": hidden}))
+    compared = json.loads(
+        tools.call(
+            "compare_periods",
+            {
+                "metric": "sales",
+                "current_start": "2025-12-01",
+                "current_end": "2025-12-07",
+                "previous_start": "2025-11-24",
+                "previous_end": "2025-11-30",
+            },
+        )
+    )
+    assert "error" not in compared
+    bad = json.loads(tools.call("compare_periods", {"metric": "profit", "current_start": "x",
+                                                    "current_end": "x", "previous_start": "x",
+                                                    "previous_end": "x"}))  # fmt: skip
+    assert "sales, claim_count, cash_diff" in bad["error"]

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from tansaku.tools.analytics import ANALYTICS_TOOLS, sql_tool_specs
 from tansaku.tools.registry import Toolset
 from tansaku.tools.search import SEARCH_TOOLS
 from tansaku.tools.spec import ToolError, ToolScope, ToolSpec, parameters_of, tool
@@ -28,16 +29,25 @@ def toolset(
     team: str = DEFAULT_TEAM,
     collections: Mapping[str, str] | None = None,
     now: datetime | None = None,
+    tables: Any = None,
+    store: str | None = None,
 ) -> Toolset:
-    """The built-in tools bound to ``team`` and ``collections`` (role → collection name)."""
+    """The built-in tools bound to ``team`` and ``collections`` (role → collection name); with
+    ``tables`` (a ``TableDatabase``) also the statistics and the registry's SQL tools, scoped
+    to ``store`` when given."""
     validate_name(team, "チーム名")
     scope = ToolScope(
         client=client,
         team=team,
         collections=dict(DEFAULT_COLLECTIONS if collections is None else collections),
         now=now,
+        tables=tables,
+        store=store,
     )
-    return Toolset(SEARCH_TOOLS, scope)
+    specs = list(SEARCH_TOOLS)
+    if tables is not None:
+        specs += [*ANALYTICS_TOOLS, *sql_tool_specs(tables)]
+    return Toolset(specs, scope)
 
 
 __all__ = ["ToolError", "ToolScope", "ToolSpec", "Toolset", "parameters_of", "tool", "toolset"]

@@ -43,6 +43,10 @@ class ToolScope:
     """Role → collection name: ``reports``, ``manuals`` … (a role missing: the tool says so)."""
     now: datetime | None = None
     """The reference time of relative dates (None: the current time in Asia/Tokyo)."""
+    tables: Any = None
+    """The registered tables (a ``tansaku.tables.TableDatabase``) for statistics and SQL."""
+    store: str | None = None
+    """The one store the user may see in statistics (None: every store)."""
 
 
 @dataclass(frozen=True, kw_only=True)
