@@ -63,6 +63,7 @@ def test_specs_for_a_chat_model(tools) -> None:
     names = [s.name for s in tools.specs]
     assert names == [
         "search_past_cases",
+        "expand_and_search_cases",
         "search_manual",
         "list_rag_collections",
         "get_current_time",
@@ -93,6 +94,12 @@ def test_dates_and_source_types_filter(tools) -> None:
         tools.call("search_past_cases", {"query": "冷蔵庫", "source_types": ["bbs_post"]})
     )
     assert posts and {r["source"] for r in posts} == {"掲示板"}
+
+
+def test_expand_and_search_cases(tools) -> None:
+    out = json.loads(tools.call("expand_and_search_cases", {"query": "昨日の問題"}))
+    assert out["original_query"] == "昨日の問題" and len(out["expanded_queries"]) > 1
+    assert out["results"] and {r["date"] for r in out["results"]} == {"2025-12-10"}
 
 
 def test_search_manual(tools) -> None:

@@ -88,8 +88,44 @@ def search_past_cases(
         now=scope.now,
         expand=False,
     )
+    return _cases(result.hits)
+
+
+EXPAND = (
+    "曖昧な質問を複数の具体的な検索に展開して、過去の実績データ(日報・掲示板)を検索します。\n"
+    "使う場面: 「昨日の問題」「最近の状況」のように、何を探すかがはっきりしない質問。\n"
+    "使わない場面: 探すものがはっきりした質問(search_past_cases)、手順(search_manual)。\n"
+    "引数: query(質問そのまま), top_k(件数、既定10)。\n"
+    '例: {"query": "昨日の問題"} / {"query": "最近の新宿店の様子"} / '
+    '{"query": "先週のトラブル", "top_k": 5}'
+)
+
+
+@tool("expand_and_search_cases", EXPAND)
+def expand_and_search_cases(
+    scope: ToolScope,
+    query: Annotated[str, "質問(日本語、そのまま)"],
+    top_k: Annotated[int, "返す件数(1〜20)"] = 10,
+) -> dict[str, Any]:
+    collection = _collection(scope, "reports", "日報")
+    result = scope.client.search(
+        query,
+        collection=collection,
+        team=scope.team,
+        top_k=max(1, min(top_k, 20)),
+        now=scope.now,
+        expand=True,
+    )
+    return {
+        "original_query": query,
+        "expanded_queries": list(result.plan.get("expanded_queries") or [query]),
+        "results": _cases(result.hits),
+    }
+
+
+def _cases(hits: Any) -> list[dict[str, Any]]:
     out = []
-    for rank, hit in enumerate(result.hits, 1):
+    for rank, hit in enumerate(hits, 1):
         meta = hit.record.metadata
         out.append(
             {
@@ -201,4 +237,10 @@ def get_current_time(scope: ToolScope) -> dict[str, str]:
     }
 
 
-SEARCH_TOOLS = (search_past_cases, search_manual, list_rag_collections, get_current_time)
+SEARCH_TOOLS = (
+    search_past_cases,
+    expand_and_search_cases,
+    search_manual,
+    list_rag_collections,
+    get_current_time,
+)
