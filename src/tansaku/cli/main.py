@@ -325,11 +325,13 @@ def search(
 
 def _register_subcommands() -> None:
     from tansaku.cli import admin as admin_cmd
+    from tansaku.cli import ask as ask_cmd
     from tansaku.cli import demo as demo_cmd
     from tansaku.cli import eval as eval_cmd
     from tansaku.cli import tables as tables_cmd  # imports duckdb/sqlglot only when run
 
     admin_cmd.register(app)
+    ask_cmd.register(app)
     demo_cmd.register(app)
     eval_cmd.register(app)
     tables_cmd.register(app)

@@ -1,0 +1,229 @@
+"""Answers with no LLM: classify the question, call the matching tools, and answer with
+sentences of what they returned (or the figures of a statistic) — never invented text.
+
+- greeting → a short reply; manual → ``search_manual``; statistics → the claim / sales / cash
+  statistic over the question's dates (or the last 30 days); vague → ``expand_and_search_cases``;
+  clear → ``search_past_cases``; table questions need a model to write SQL and are said so.
+- The answer quotes the sentences of the returned passages that share the most content words
+  with the question, each with its source; only sources a tool returned are cited.
+- No supporting sentence → the answer says so plainly and the question goes to the unanswered
+  log (with the tools tried).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from tansaku.agent.events import Answer, Citation, Event
+from tansaku.agent.unanswered import UnansweredLog
+from tansaku.search.classify import QueryLabel, classify
+from tansaku.text import get_analyzer
+from tansaku.text.dates import resolve_dates
+from tansaku.tools.registry import Toolset
+
+MAX_SENTENCES = 3
+NOT_FOUND = "申し訳ありません。ご質問に答えられる情報が見つかりませんでした。"
+GREETING = (
+    "こんにちは。日報・掲示板の過去の事例、マニュアル、クレームや売上の集計について"
+    "日本語で質問してください。"
+)
+_SENTENCE = re.compile(r"[^。！？!?\n]+[。！？!?]?")
+# words of the question itself, not of what is asked about
+_QUESTION_WORDS = frozenset(
+    [
+        "教える",
+        "知る",
+        "探す",
+        "見る",
+        "記録",
+        "方法",
+        "内容",
+        "こと",
+        "事",
+        "時",
+        "為る",
+        "有る",
+        "居る",
+        "成る",
+        "下さる",
+        "件",
+        "何",
+        "どう",
+        "どの",
+        "どんな",
+        "欲しい",
+        "思う",
+        "良い",
+        "今日",
+        "昨日",
+        "一昨日",
+        "先週",
+        "今週",
+        "先月",
+        "今月",
+        "最近",
+    ]
+)
+_FUTURE = re.compile(r"予測|予想|見込み|見通し|来年|来月|来週|将来|今後")
+_STAT_TOOLS = (
+    (re.compile(r"売上|売り上げ|客数"), "get_sales_trend", "売上"),
+    (re.compile(r"現金|過不足|レジ"), "get_cash_difference_analysis", "現金過不足"),
+    (re.compile(r"."), "get_claim_statistics", "クレーム"),
+)
+
+
+def _content_terms(text: str) -> set[str]:
+    return {t for t in get_analyzer().terms(text) if t not in _QUESTION_WORDS}
+
+
+def _call(tools: Toolset, events: list[Event], name: str, args: dict[str, Any]) -> Any:
+    events.append(Event(type="tool_call", tool=name, arguments=args))
+    text = tools.call(name, args)
+    events.append(Event(type="tool_result", tool=name, text=text[:400]))
+    return json.loads(text)
+
+
+def _extract(
+    question: str,
+    results: list[dict[str, Any]],
+    collection: str,
+    alternatives: list[str] = (),  # type: ignore[assignment]
+) -> tuple[list[str], list[Citation]]:
+    """The best sentences of the first results and their citations. A sentence must cover half
+    of the question's content words — or, for an expanded vague question, share one with an
+    expansion (トラブル, クレーム … for 問題)."""
+    wanted = _content_terms(question)
+    extra = (
+        set().union(*(_content_terms(a) for a in alternatives)) - wanted if alternatives else set()
+    )
+    need = max(1, (len(wanted) + 1) // 2)
+    scored: list[tuple[int, int, str, dict[str, Any]]] = []
+    for rank, r in enumerate(results[:MAX_SENTENCES]):
+        for sentence in _SENTENCE.findall(str(r.get("content", ""))):
+            terms = _content_terms(sentence)
+            overlap = len(wanted & terms)
+            if overlap >= need or (extra and extra & terms):
+                scored.append((-(overlap + len(extra & terms)), rank, sentence.strip(), r))
+    scored.sort(key=lambda x: (x[0], x[1]))
+    lines: list[str] = []
+    cites: dict[str, Citation] = {}
+    for _, _, sentence, r in scored[:MAX_SENTENCES]:
+        title = str(r.get("title") or r.get("document") or "")
+        where = [str(x) for x in (r.get("date"), r.get("store")) if x and str(x) not in title]
+        lines.append(f"・{sentence}({' '.join([*where, title]).strip()})")
+        doc = str(r.get("doc_id", ""))
+        cites.setdefault(
+            doc,
+            Citation(
+                doc_id=doc,
+                collection=collection,
+                title=title,
+                date=str(r.get("date") or ""),
+                store=str(r.get("store") or ""),
+                section=str(r.get("section") or r.get("chapter") or ""),
+            ),
+        )
+    return lines, list(cites.values())
+
+
+def _statistics(question: str, tools: Toolset, events: list[Event]) -> str | None:
+    name, what = next((n, w) for pattern, n, w in _STAT_TOOLS if pattern.search(question))
+    found = resolve_dates(question, tools.scope.now).range
+    args: dict[str, Any] = (
+        {"date_from": found.start.isoformat(), "date_to": found.end.isoformat()}
+        if found
+        else {"days": 30}
+    )
+    data = _call(tools, events, name, args)
+    if "error" in data:
+        return None
+    summary = data.get("summary") or {}
+    period = data.get("period") or {}
+    counted = summary.get("total_reports", summary.get("report_count", 0))
+    if not counted:
+        return None
+    span = f"{period.get('start_date')}〜{period.get('end_date')}({data.get('store', '全店舗')})"
+    if name == "get_claim_statistics":
+        figures = (
+            f"クレーム {summary['claim_count']}件(日報 {summary['total_reports']}件、"
+            f"発生率 {summary['claim_rate']})"
+        )
+    elif name == "get_sales_trend":
+        figures = (
+            f"売上合計 {summary['total_sales']:,}円、日報1件あたり平均 {summary['avg_sales']:,}円"
+            f"(日報 {summary['report_count']}件)"
+        )
+    else:
+        figures = ", ".join(f"{k}: {v}" for k, v in summary.items())
+    return f"{span}の{what}: {figures}。(表 daily_reports の集計)"
+
+
+def answer_offline(
+    question: str,
+    tools: Toolset,
+    *,
+    unanswered: UnansweredLog | None = None,
+) -> Answer:
+    """Answer ``question`` with ``tools`` and no language model."""
+    events: list[Event] = []
+    label = classify(question)
+    events.append(
+        Event(type="thought", text=f"質問の種類: {label.label.value}({'・'.join(label.reasons)})")
+    )
+    collection = tools.scope.collections.get("reports", "")
+    tried: list[str] = []
+    reason = "裏付けとなる記述が見つかりません"
+    if label.label is QueryLabel.GREETING:
+        return _done(question, GREETING, [], events)
+    if _FUTURE.search(question):
+        reason = "予測や先の予定には答えられません(記録にあることだけを答えます)"
+        events.append(Event(type="thought", text=reason))
+    elif label.label is QueryLabel.STATISTICS:
+        tried.append("statistics")
+        text = _statistics(question, tools, events)
+        if text is not None:
+            return _done(question, text, [], events)
+        reason = "集計できる日報がありません(未来の期間・表が未登録を含む)"
+    elif label.label is QueryLabel.TABLE:
+        reason = "表の検索(SQL)には言語モデルの設定が必要です"
+        events.append(Event(type="thought", text=reason))
+    else:
+        if label.label is QueryLabel.MANUAL:
+            name, collection = "search_manual", tools.scope.collections.get("manuals", "")
+        elif label.label is QueryLabel.VAGUE:
+            name = "expand_and_search_cases"
+        else:
+            name = "search_past_cases"
+        tried.append(name)
+        data = _call(tools, events, name, {"query": question})
+        results = data.get("results", data) if isinstance(data, dict) else data
+        expanded = data.get("expanded_queries", []) if isinstance(data, dict) else []
+        if isinstance(results, list):
+            lines, cites = _extract(question, results, collection, expanded)
+            if lines:
+                body = "\n".join(lines)
+                return _done(
+                    question, f"「{question}」について、次の記述があります。\n{body}", cites, events
+                )
+    if unanswered is not None:
+        unanswered.add(
+            team=tools.scope.team,
+            collection=collection,
+            question=question,
+            reason=reason,
+            tools=tried,
+        )
+    events.append(Event(type="answer", text=NOT_FOUND))
+    return Answer(
+        question=question,
+        text=f"{NOT_FOUND}({reason})",
+        events=tuple(events),
+        unanswered=True,
+    )
+
+
+def _done(question: str, text: str, cites: list[Citation], events: list[Event]) -> Answer:
+    events.append(Event(type="answer", text=text))
+    return Answer(question=question, text=text, citations=tuple(cites), events=tuple(events))

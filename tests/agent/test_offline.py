@@ -1,0 +1,140 @@
+"""Answers with no LLM: routing, extractive answers that cite only what a tool returned,
+statistics in a template, honest refusals written to the unanswered log, and ``tansaku ask``."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import tansaku
+from tansaku.agent import answer_offline, ask, unanswered_log
+from tansaku.demo.reports import generate, write_reports_jsonl
+from tansaku.testing import HashEmbedder
+from tansaku.text.dates import TOKYO
+from tansaku.tools import toolset
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+NOW = datetime(2025, 12, 11, 9, 0, tzinfo=TOKYO)
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    base = tmp_path_factory.mktemp("agent")
+    src = write_reports_jsonl(generate(NOW), base / "reports.jsonl")
+    ws = base / "ws"
+    with tansaku.connect(ws, embedder=HashEmbedder(32)) as client:
+        cfg = EXAMPLES / "configs"
+        assert client.ingest([src], collection="reports", config=cfg / "reports.toml").ok
+        assert client.ingest(
+            [EXAMPLES / "manuals"], collection="manuals", config=cfg / "manuals.toml"
+        ).ok
+    return ws
+
+
+@pytest.fixture
+def ts(home):
+    with tansaku.connect(home, embedder=HashEmbedder(32)) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory):
+    pytest.importorskip("duckdb")
+    from tansaku.tables import TableDatabase, install_demo_tables, load_tables_config
+
+    base = tmp_path_factory.mktemp("agent-tables")
+    install_demo_tables(base)
+    with TableDatabase(load_tables_config(base / "tables.toml")) as db:
+        yield db
+
+
+def _returned_docs(answer) -> set[str]:
+    docs: set[str] = set()
+    for event in answer.events:
+        if event.type == "tool_call":
+            continue
+        if event.type == "tool_result":
+            docs.update(part.split('"')[0] for part in event.text.split('"doc_id": "')[1:])
+    return docs
+
+
+def test_vague_question_is_expanded_and_cites_yesterdays_reports(ts) -> None:
+    answer = ask(ts, "昨日の問題を教えて", now=NOW)
+    assert not answer.unanswered and answer.citations
+    assert [e.tool for e in answer.events if e.type == "tool_call"] == ["expand_and_search_cases"]
+    assert {c.date for c in answer.citations} == {"2025-12-10"}
+    assert {c.doc_id for c in answer.citations} <= _returned_docs(answer)
+    assert answer.text.startswith("「昨日の問題を教えて」について")
+
+
+def test_manual_question_quotes_the_manual(ts) -> None:
+    answer = ask(ts, "食中毒の予防方法を教えて", now=NOW)
+    assert [e.tool for e in answer.events if e.type == "tool_call"] == ["search_manual"]
+    assert "食中毒" in answer.text and "hygiene" in {c.doc_id for c in answer.citations}
+    assert all(c.collection == "manuals" for c in answer.citations)
+
+
+def test_statistics_in_a_template(ts, tables) -> None:
+    from tansaku.tables import StoreScope, get_claim_statistics
+
+    answer = ask(ts, "先月のクレーム傾向を教えて", now=NOW, tables=tables)
+    expected = get_claim_statistics(
+        tables, "2025-11-01", "2025-11-30", scope=StoreScope.all_stores()
+    )
+    assert f"クレーム {expected.claim_count}件" in answer.text
+    assert "2025-11-01〜2025-11-30" in answer.text and not answer.unanswered
+
+
+def test_unanswerable_is_said_plainly_and_logged_for_the_team(ts) -> None:
+    answer = ask(ts, "来年の売上予測は?", now=NOW, team="default")
+    assert answer.unanswered and "見つかりませんでした" in answer.text and not answer.citations
+    logged = unanswered_log(ts).list(team="default")
+    assert logged[0].question == "来年の売上予測は?" and "予測" in logged[0].reason
+    assert unanswered_log(ts).list(team="other") == []
+
+
+def test_nothing_supporting_is_unanswered(ts) -> None:
+    tools = toolset(ts, now=NOW)
+    answer = answer_offline("量子コンピュータの誤り訂正符号", tools)
+    assert answer.unanswered and answer.citations == ()
+
+
+def test_greeting(ts) -> None:
+    answer = ask(ts, "こんにちは", now=NOW)
+    assert "質問してください" in answer.text and not answer.unanswered
+
+
+@pytest.mark.integration
+def test_cli_ask_json_and_unanswered(tmp_path, monkeypatch) -> None:
+    """Through the CLI, with the real default embedder on a few reports."""
+    from tansaku.cli.main import app
+
+    monkeypatch.setenv("TANSAKU_HOME", str(tmp_path / "ws"))
+    texts = {
+        "r1": "朝の仕込み時に冷蔵庫の故障が発覚し、一部の食材を廃棄しました。",
+        "r2": "お客様から料理の温度が低いとのクレームがありました。すぐに作り直しました。",
+        "r3": "レジの現金が千円合わなかったため、店長が再確認しました。",
+    }
+    meta = {"date": "2025-12-10", "store": "渋谷店", "source_type": "daily_report"}
+    records = [
+        tansaku.Record(id=f"{k}:body", doc_id=k, field="body", text=v, metadata=meta)
+        for k, v in texts.items()
+    ]
+    with tansaku.connect() as client:
+        client.ingest_records(records, collection="reports")
+    runner = CliRunner()
+    result = runner.invoke(app, ["ask", "冷蔵庫の故障", "--now", "2025-12-11", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert set(data) == {"answer", "citations", "events", "unanswered", "model"}
+    assert data["model"] == "offline" and data["citations"][0]["doc_id"] == "r1"
+    assert {e["type"] for e in data["events"]} >= {"thought", "tool_call", "tool_result", "answer"}
+    human = runner.invoke(app, ["ask", "冷蔵庫の故障", "--now", "2025-12-11", "--show-thoughts"])
+    assert human.exit_code == 0 and "出典:" in human.stdout
+    runner.invoke(app, ["ask", "来月の売上の見込みは?"])
+    listed = json.loads(runner.invoke(app, ["unanswered", "--json"]).stdout)["unanswered"]
+    assert any(u["question"] == "来月の売上の見込みは?" for u in listed)
