@@ -11,7 +11,12 @@ tool's query runs, the engine asks DuckDB for the query's *unoptimized logical p
 - every ``SEQ_SCAN`` must read a table of the tool's scope (``memory.main.<name>``);
 - every other operator must be a relational one from :data:`RELATIONAL` — a table function or a
   catalog (``DUCKDB_SETTINGS``, ``DUCKDB_TABLES``, ``READ_CSV`` …) is not, and neither is any
-  operator this list does not know: unknown means refused.
+  operator this list does not know: unknown means refused. ``CHUNK_GET`` is not on it: it is
+  data the binder already fetched (``FROM (DESCRIBE daily_reports)`` binds to a CHUNK_GET of the
+  hidden table's columns), and no query an agent needs produces one.
+
+A tool's query also runs in a database that holds only its tables (``engine.py``), so this check
+is the second wall, not the only one; it is the one that keeps the catalogs and settings out.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ RELATIONAL = frozenset({
     "PROJECTION", "FILTER", "AGGREGATE", "WINDOW", "DISTINCT", "ORDER_BY", "TOP_N", "LIMIT",
     "SAMPLE", "UNNEST", "PIVOT", "UNION", "EXCEPT", "INTERSECT", "CROSS_PRODUCT",
     "COMPARISON_JOIN", "ANY_JOIN", "ASOF_JOIN", "POSITIONAL_JOIN", "DEPENDENT_JOIN",
-    "DELIM_JOIN", "DELIM_GET", "CHUNK_GET", "EXPRESSION_GET", "DUMMY_SCAN", "EMPTY_RESULT",
+    "DELIM_JOIN", "DELIM_GET", "EXPRESSION_GET", "DUMMY_SCAN", "EMPTY_RESULT",
     "CTE", "MATERIALIZED_CTE", "REC_CTE", "RECURSIVE_CTE", "CTE_SCAN", "CTE_REF",
 })
 # fmt: on

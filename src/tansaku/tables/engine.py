@@ -2,11 +2,18 @@
 
 After loading, the connection turns off external access (no file, network or extension access:
 ``read_text``, ``COPY``, ``ATTACH``, ``INSTALL`` raise ``PermissionException``), disables
-extension autoloading and spilling to disk, sets a memory limit and thread count, and locks the
-configuration so no query can turn any of that back on. Every query runs inside a transaction
-that is always rolled back, with a timer that interrupts it after ``timeout_seconds``; at most
-``max_rows`` rows are fetched and every value is converted to a JSON-safe one (text cut at
-``max_cell_chars``).
+extension autoloading and spilling to disk, blanks the path settings, sets a memory limit and
+thread count, and locks the configuration so no query can turn any of that back on. Every query
+runs inside a transaction that is always rolled back, with a timer that interrupts it after
+``timeout_seconds``; at most ``max_rows`` rows are fetched and every value is converted to a
+JSON-safe one (text cut at ``max_cell_chars``; a tool's result capped as a whole, ``caps.py``).
+
+**Least privilege.** A tool query (``allowed`` given) runs in a DuckDB database of its own that
+physically holds only the tool's tables — one per scope, loaded from the files on the scope's
+first query — so no name, CTE trick or bind-time lookup (``DESCRIBE``, ``duckdb_tables()``) can
+reach a table outside the scope: it is not there. Its plan is checked as well (``bound.py``)
+for what every database has: the catalogs and settings. The shared database with every table
+serves the analytics functions and the workspace owner's ``sql`` tool.
 
 DuckDB checks for interrupts between vectors, not inside one scalar call, so a single huge
 ``repeat()`` or ``generate_series()`` can outlive the timer: that is why ``TableDatabase`` runs
@@ -16,25 +23,47 @@ this engine in a worker process it can kill (``worker.py``).
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from tansaku.errors import LoadError, TansakuError
 from tansaku.tables import _deps
 from tansaku.tables.bound import OutOfScope, check_plan, logical_plan
+from tansaku.tables.caps import Budget, bounded_rows
 from tansaku.tables.registry import ColumnType, TablesConfig, TableSpec
-from tansaku.tables.results import Budget, json_safe
 from tansaku.tables.validate import QueryRejected
+
+# Messages of a failure after which the process may no longer allocate or start threads.
+DEGRADING_MESSAGE = re.compile(
+    r"out of memory|bad_alloc|cannot allocate|could not allocate|failed to allocate|"
+    r"can't start new thread|resource temporarily unavailable|memoryerror|"
+    r"internal error|fatal error|database has been invalidated",
+    re.IGNORECASE,
+)
+_DEGRADING_TYPES = ("OutOfMemoryException", "InternalException", "FatalException")
 
 
 class QueryFailed(TansakuError):
-    """DuckDB refused or failed the query. ``timed_out`` when it was stopped for taking too long."""
+    """DuckDB refused or failed the query. ``timed_out`` when it was stopped for taking too long;
+    ``degraded`` when the failure may have left the engine unfit (out of memory, interrupted,
+    internal or fatal error): a worker is then replaced (``worker.py``)."""
 
-    def __init__(self, message: str, *, timed_out: bool = False) -> None:
+    def __init__(self, message: str, *, timed_out: bool = False, degraded: bool = False) -> None:
         self.timed_out = timed_out
+        self.degraded = degraded or timed_out
         super().__init__(message)
+
+
+def degrading(error: BaseException) -> bool:
+    """Whether ``error`` may leave DuckDB or the process unfit for the next query."""
+    if isinstance(error, MemoryError):
+        return True
+    duckdb = _deps.duckdb()
+    types = tuple(getattr(duckdb, n) for n in _DEGRADING_TYPES if hasattr(duckdb, n))
+    return isinstance(error, types) or bool(DEGRADING_MESSAGE.search(str(error)))
 
 
 @dataclass(frozen=True)
@@ -43,7 +72,7 @@ class RawResult:
     rows: tuple[tuple[Any, ...], ...]
     """JSON-safe values (dates as ISO text, decimals as numbers)."""
     truncated: bool = False
-    """Values, list elements or rows were cut to the result budget."""
+    """Values, list elements, cells or rows were cut to the result caps."""
 
 
 def timeout_message(seconds: float) -> str:
@@ -94,6 +123,8 @@ def lock_statements(config: TablesConfig) -> list[str]:
         "SET autoload_known_extensions = false",
         "SET allow_community_extensions = false",
         "SET temp_directory = ''",  # never spill to disk
+        "SET secret_directory = ''",  # no paths under the home directory in the settings
+        "SET extension_directory = ''",
         f"SET memory_limit = {_quote_literal(s.memory_limit)}",
         f"SET threads = {int(s.threads)}",
         "SET enable_external_access = false",
@@ -102,54 +133,85 @@ def lock_statements(config: TablesConfig) -> list[str]:
     ]
 
 
-class Engine:
-    """One locked in-memory DuckDB connection holding the tables. One query at a time."""
+def _connect(config: TablesConfig, tables: Iterable[TableSpec]) -> Any:
+    """A new in-memory DuckDB database holding ``tables``, locked."""
+    duckdb = _deps.duckdb()
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute("SET enable_progress_bar = false")
+        for table in tables:
+            _load(con, table)
+        for statement in lock_statements(config):
+            con.execute(statement)
+    except BaseException:
+        con.close()
+        raise
+    return con
 
-    def __init__(self, config: TablesConfig) -> None:
+
+def _load(con: Any, table: TableSpec) -> None:
+    if not table.path.is_file():
+        raise LoadError(str(table.path), f"テーブル「{table.name}」のファイルがありません")
+    sql = (
+        f"CREATE TABLE {quote_ident(table.name)} AS "
+        f"SELECT {_select_list(table)} FROM {_source(table)}"
+    )
+    try:
+        con.execute(sql)
+    except _deps.duckdb().Error as e:
+        first = str(e).strip().splitlines()[0]
+        raise LoadError(
+            str(table.path),
+            f"テーブル「{table.name}」を読み込めません(列名・型を確認してください): {first}",
+        ) from None
+
+
+class Engine:
+    """Locked in-memory DuckDB databases: a shared one with every table, and one per tool scope
+    with only that scope's tables (``scopes``: those to load now; others on first use).
+    One query at a time."""
+
+    def __init__(self, config: TablesConfig, scopes: Iterable[Collection[str]] = ()) -> None:
         self._duckdb = _deps.duckdb()
         self.config = config
         self._lock = threading.Lock()
-        self._con = self._duckdb.connect(":memory:")
+        self._all = frozenset(config.table_names)
+        self._scoped: dict[frozenset[str], Any] = {}
+        self._shared = _connect(config, config.tables)
         try:
-            self._con.execute("SET enable_progress_bar = false")
-            for table in config.tables:
-                self._load(table)
-            for statement in lock_statements(config):
-                self._con.execute(statement)
+            for scope in scopes:
+                self._prepare(scope)
         except BaseException:
-            self._con.close()
+            self._close_all()
             raise
 
-    def _load(self, table: TableSpec) -> None:
-        if not table.path.is_file():
-            raise LoadError(str(table.path), f"テーブル「{table.name}」のファイルがありません")
-        sql = (
-            f"CREATE TABLE {quote_ident(table.name)} AS "
-            f"SELECT {_select_list(table)} FROM {_source(table)}"
-        )
-        try:
-            self._con.execute(sql)
-        except self._duckdb.Error as e:
-            first = str(e).strip().splitlines()[0]
-            raise LoadError(
-                str(table.path),
-                f"テーブル「{table.name}」を読み込めません(列名・型を確認してください): {first}",
-            ) from None
+    @property
+    def scopes(self) -> tuple[frozenset[str], ...]:
+        """The scopes that have a database of their own."""
+        return tuple(self._scoped)
+
+    def _prepare(self, tables: Collection[str]) -> Any:
+        key = frozenset(tables)
+        if key == self._all:
+            return self._shared
+        if key not in self._scoped:
+            specs = [self.config.table(name) for name in sorted(key)]  # unknown → ConfigError
+            self._scoped[key] = _connect(self.config, specs)
+        return self._scoped[key]
+
+    def prepare(self, tables: Collection[str]) -> None:
+        """Load a database for the scope ``tables`` now (else on its first query)."""
+        with self._lock:
+            self._prepare(tables)
+
+    def _close_all(self) -> None:
+        for con in (self._shared, *self._scoped.values()):
+            with contextlib.suppress(Exception):
+                con.close()
 
     def close(self) -> None:
         with self._lock:
-            self._con.close()
-
-    def check_scope(self, sql: str, params: list[Any], allowed: Collection[str]) -> None:
-        """Refuse a query whose plan reads anything but ``allowed`` tables (``bound.py``)."""
-        with self._lock:
-            try:
-                rows = self._con.execute(f"EXPLAIN (FORMAT JSON) {sql}", params).fetchall()
-                check_plan(logical_plan(rows), allowed)
-            except OutOfScope as e:
-                raise QueryRejected(e.reason) from None
-            except self._duckdb.Error as e:
-                raise QueryFailed(str(e).strip()) from None
+            self._close_all()
 
     def execute(
         self,
@@ -158,34 +220,51 @@ class Engine:
         max_rows: int | None,
         allowed: Collection[str] | None = None,
     ) -> RawResult:
-        """Run ``sql`` (rolled back, under the timer). ``allowed``: the tool's tables — the
-        query's plan may read nothing else."""
-        if allowed is not None:
-            self.check_scope(sql, params, allowed)
-        timeout = self.config.sandbox.timeout_seconds
+        """Run ``sql`` (rolled back, under the timer). ``allowed``: the tool's tables — the query
+        runs in their own database, its plan may read nothing else (``QueryRejected``), and its
+        result is capped as a whole. Without it the shared database runs trusted SQL."""
+        settings = self.config.sandbox
+        timeout = settings.timeout_seconds
         fired = threading.Event()
-
-        def interrupt() -> None:
-            fired.set()
-            self._con.interrupt()
-
         with self._lock:
-            con = self._con
+            con = self._shared if allowed is None else self._prepare(allowed)
+
+            def interrupt() -> None:
+                fired.set()
+                con.interrupt()
+
             timer = threading.Timer(timeout, interrupt)
             timer.daemon = True
+            if allowed is None:  # trusted SQL (analytics): only the per-value cut
+                budget = Budget(max_bytes=2**62, items=2**62)
+                max_columns = 2**31
+            else:
+                budget = Budget(settings.max_result_bytes, settings.max_items)
+                max_columns = settings.max_columns
             try:
                 con.begin()
                 timer.start()
+                if allowed is not None:
+                    plan = con.execute(f"EXPLAIN (FORMAT JSON) {sql}", params).fetchall()
+                    check_plan(logical_plan(plan), allowed)
                 con.execute(sql, params)
                 columns = tuple(str(d[0]) for d in (con.description or ()))
                 rows = con.fetchall() if max_rows is None else con.fetchmany(max_rows)
-                settings = self.config.sandbox  # cut here: never ship huge values
-                budget = Budget(settings.max_result_chars, settings.max_items)
-                safe = _bounded(rows, settings.max_cell_chars, budget)
+                safe = bounded_rows(  # cut here: huge values never leave the engine
+                    columns,
+                    rows,
+                    max_chars=settings.max_cell_chars,
+                    budget=budget,
+                    max_columns=max_columns,
+                )
+            except OutOfScope as e:
+                raise QueryRejected(e.reason) from None
             except self._duckdb.Error as e:
                 if fired.is_set() or isinstance(e, self._duckdb.InterruptException):
                     raise QueryFailed(timeout_message(timeout), timed_out=True) from None
-                raise QueryFailed(str(e).strip()) from None
+                raise QueryFailed(str(e).strip(), degraded=degrading(e)) from None
+            except MemoryError:
+                raise QueryFailed("結果が大きすぎてメモリが足りません", degraded=True) from None
             except (ValueError, TypeError, OverflowError, UnicodeError) as e:
                 raise QueryFailed(f"結果を変換できません: {e}") from None
             finally:
@@ -194,17 +273,4 @@ class Engine:
                     timer.join()
                 with contextlib.suppress(self._duckdb.Error):
                     con.rollback()
-        return RawResult(columns=columns, rows=safe, truncated=budget.cut)
-
-
-def _bounded(
-    rows: list[tuple[Any, ...]], max_chars: int, budget: Budget
-) -> tuple[tuple[Any, ...], ...]:
-    """JSON-safe rows within the budget: rows after it is spent are left out."""
-    out = []
-    for row in rows:
-        if budget.spent:
-            budget.cut = True
-            break
-        out.append(tuple(json_safe(v, max_chars=max_chars, budget=budget) for v in row))
-    return tuple(out)
+        return RawResult(columns=columns[:max_columns], rows=tuple(safe), truncated=budget.cut)

@@ -131,6 +131,9 @@ class SqlToolConfig:
     tables: tuple[str, ...]
 
 
+_RENAMED_SANDBOX_KEYS = {"max_result_chars": "max_result_bytes"}
+
+
 @dataclass(frozen=True, kw_only=True)
 class SandboxSettings:
     max_rows: int = 10
@@ -139,10 +142,13 @@ class SandboxSettings:
     threads: int = 2
     max_cell_chars: int = 4000
     """Longer text values are cut (a guard for the LLM's context, not a data limit)."""
-    max_result_chars: int = 50_000
-    """About the largest serialized result: rows after it are left out (and it says so)."""
+    max_result_bytes: int = 65_536
+    """UTF-8 bytes of a tool's whole result as JSON: values past it are cut, rows left out,
+    and the result says so (``truncated``)."""
     max_items: int = 100
-    """Elements kept of one list/map value (``SELECT range(0, 3000000)`` is one value)."""
+    """Elements kept of one list/struct/map value (``SELECT range(0, 3000000)`` is one value)."""
+    max_columns: int = 100
+    """Cells kept of one row (``SELECT *`` over a cross join)."""
     isolation: str = "process"
     """``process``: queries run in a worker process killed on overrun; ``inline``: in-process."""
 
@@ -164,10 +170,10 @@ class SandboxSettings:
             )
         if self.threads < 1 or self.max_cell_chars < 100:
             raise ConfigError("threads は 1 以上、max_cell_chars は 100 以上にしてください")
-        if self.max_result_chars < 1000 or self.max_items < 1:
+        if self.max_result_bytes < 1000 or self.max_items < 1 or self.max_columns < 1:
             raise ConfigError(
-                "max_result_chars は 1000 以上、max_items は 1 以上にしてください"
-                f"(現在: {self.max_result_chars}, {self.max_items})"
+                "max_result_bytes は 1000 以上、max_items と max_columns は 1 以上にしてください"
+                f"(現在: {self.max_result_bytes}, {self.max_items}, {self.max_columns})"
             )
 
 
@@ -277,6 +283,10 @@ def _table(raw: Mapping[str, Any], base: Path) -> TableSpec:
 def parse_tables_config(raw: Mapping[str, Any], base_dir: Path) -> TablesConfig:
     """Build a config from parsed TOML; relative paths are resolved against ``base_dir``."""
     sandbox_raw = dict(raw.get("sandbox", {}))
+    for old, new in _RENAMED_SANDBOX_KEYS.items():  # written by an earlier version
+        if old in sandbox_raw:
+            value = sandbox_raw.pop(old)
+            sandbox_raw.setdefault(new, value)
     known = set(SandboxSettings.__dataclass_fields__)
     unknown = sorted(set(sandbox_raw) - known)
     if unknown:

@@ -78,19 +78,20 @@ class SqlTool:
             checked = check_sql(sql_query, allowed_tables=names, max_rows=settings.max_rows)
         except QueryRejected as e:
             return SqlRejected(reason=e.reason, allowed=allowed_summary(names))
-        try:  # the scope is decided again on what DuckDB binds (bound.py), then it runs
+        try:  # runs in a database holding only these tables; its plan is checked (bound.py)
             raw = self.db.execute(checked.sql, max_rows=settings.max_rows, allowed=names)
         except QueryRejected as e:
             return SqlRejected(reason=e.reason, allowed=allowed_summary(names))
         except QueryFailed as e:
             return SqlFailed(message=str(e), timed_out=e.timed_out)
-        budget = Budget(settings.max_result_chars, settings.max_items)
+        budget = Budget(settings.max_result_bytes, settings.max_items)
         rows = rows_to_dicts(
             raw.columns,
             raw.rows,
             json_columns=self._json_columns,
             max_chars=settings.max_cell_chars,
             budget=budget,
+            max_columns=settings.max_columns,
         )
         message = self._no_rows_message(checked.tables) if not rows else None
         return SqlResults(

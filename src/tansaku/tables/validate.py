@@ -7,8 +7,9 @@ EXCEPT) and, anywhere in its tree:
   ALTER, COPY, ATTACH/DETACH, INSTALL/LOAD, PRAGMA, SET, CALL, EXPORT, SELECT … INTO, unparsed
   ``Command``s …);
 - every table is a plain, unqualified name that is either registered for this tool or a CTE
-  visible at that point (CTE scoping is resolved, so a CTE elsewhere cannot whitelist a catalog
-  name); no table functions (``read_csv``, ``read_text``, ``glob``, ``query`` …) and no string
+  visible at that point as DuckDB resolves it (a CTE elsewhere, a later sibling, or a recursive
+  CTE's name outside its recursive term cannot whitelist a hidden table or a catalog name); no
+  table functions (``read_csv``, ``read_text``, ``glob``, ``query`` …) and no string
   or path tables (``FROM '/etc/passwd'``);
 - no function on the deny list of file, system, sleep and SQL-executing functions;
 - no non-ASCII character outside string literals and quoted identifiers (full-width look-alikes
@@ -157,22 +158,36 @@ def _with_of(node: Any, exp: Any) -> Any:
     return value if isinstance(value, exp.With) else None
 
 
+def _recursive_term(cte: Any, exp: Any) -> Any:
+    """The part of a recursive CTE's body where its own name means the CTE: the right operand of
+    a top-level UNION [ALL] (DuckDB binds the name anywhere else — the anchor, a lone SELECT, an
+    INTERSECT — to a real table of that name)."""
+    body = cte.this
+    while isinstance(body, exp.Subquery):
+        body = body.this
+    return body.expression if isinstance(body, exp.Union) else None
+
+
 def _visible_ctes(table: Any, exp: Any) -> set[str]:
-    """CTE names in scope at ``table``: earlier siblings inside a WITH, all of them in the body."""
+    """CTE names DuckDB resolves at ``table``: earlier siblings inside a WITH (RECURSIVE or not),
+    a recursive CTE's own name only inside its recursive term, every CTE of a WITH in its body.
+    A name not visible here is a real table (or catalog) to DuckDB, so it is checked as one."""
     visible: set[str] = set()
+    path: list[Any] = [table]
     child, parent = table, table.parent
     while parent is not None:
         if isinstance(parent, exp.With) and isinstance(child, exp.CTE):
             ctes = list(parent.expressions)
             index = next(i for i, c in enumerate(ctes) if c is child)
-            if parent.args.get("recursive"):
-                visible.update(c.alias.lower() for c in ctes)
-            else:
-                visible.update(c.alias.lower() for c in ctes[:index])
+            visible.update(c.alias.lower() for c in ctes[:index])
+            term = _recursive_term(child, exp) if parent.args.get("recursive") else None
+            if term is not None and any(node is term for node in path):
+                visible.add(child.alias.lower())
         else:
             with_ = _with_of(parent, exp)
             if with_ is not None and child is not with_:
                 visible.update(c.alias.lower() for c in with_.expressions)
+        path.append(parent)
         child, parent = parent, parent.parent
     return visible
 

@@ -7,13 +7,24 @@ in the background (or, failing that, on the next query). On POSIX the child also
 address space (``RLIMIT_AS``), so a huge allocation fails at once with DuckDB's out-of-memory
 error instead of exhausting the machine.
 
+A child that still answers can be unfit: after an interrupted ``repeat('x', 1e9)``, a huge
+``levenshtein`` or an out-of-memory error it may no longer start threads or allocate. So a
+child is also **recycled** (killed, a fresh one started in the background) after any failure
+the engine marks ``degraded`` (out of memory, interrupt or timeout, DuckDB internal or fatal
+error, a failed allocation or thread start) and after any other failure whose health probe
+(:data:`PROBE_SQL`, answered within :data:`PROBE_SECONDS`) does not come back right. The next
+query gets the fresh child; nothing changes for the caller.
+
 Protocol: JSON lines over the child's stdin/stdout (ASCII-escaped; no pickle). The child points
 file descriptor 1 at stderr so nothing but protocol lines reaches the parent.
 
-    parent → child   {"config": "<tables.toml text>", "base_dir": "..."}   once
+    parent → child   {"config": "<tables.toml text>", "base_dir": "...", "scopes": [[...]]}
     child → parent   {"ready": true} | {"error": {"type": ..., "message": ...}}
-    parent → child   {"sql": "...", "params": [...], "max_rows": 10 | null}
-    child → parent   {"ok": {"columns": [...], "rows": [[...]]}} | {"failed": {...}}
+    parent → child   {"prepare": ["stores"]}          a scope's own database (engine.py)
+    child → parent   {"ready": true} | {"error": {...}}
+    parent → child   {"sql": "...", "params": [...], "max_rows": 10 | null, "allowed": [...]}
+    child → parent   {"ok": {"columns", "rows", "truncated"}} | {"rejected": {"reason"}}
+                     | {"failed": {"message", "timed_out", "degraded"}}
 
 Started as ``python -m tansaku.tables._worker_main LIMIT_BYTES`` (never through multiprocessing, so
 the caller's ``__main__`` is not re-imported).
@@ -29,31 +40,32 @@ import subprocess
 import sys
 import threading
 import weakref
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from datetime import date, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from tansaku.errors import LoadError, TansakuError
-from tansaku.tables.engine import QueryFailed, RawResult, timeout_message
+from tansaku.errors import ConfigError, LoadError, TansakuError
+from tansaku.tables.engine import DEGRADING_MESSAGE, QueryFailed, RawResult, timeout_message
 from tansaku.tables.registry import TablesConfig, dump_tables_config
 from tansaku.tables.validate import QueryRejected
 
 GRACE_SECONDS = 1.0
 PROBE_SECONDS = 2.0
-# failures after which a worker is replaced even though it still answers (see _degraded)
-DEGRADED = re.compile(
-    r"out of memory|bad_alloc|cannot allocate|could not allocate|failed to allocate|"
-    r"can't start new thread|resource temporarily unavailable|interrupt|internal error|fatal",
-    re.IGNORECASE,
-)
+# allocates, runs DuckDB's pipeline (and its threads), and has one right answer
+PROBE_SQL = "SELECT sum(i) FROM range(200000) t(i)"
+PROBE_ANSWER = [[19999900000]]
 STARTUP_TIMEOUT_SECONDS = 300.0
+# address space one more DuckDB database reserves (its threads and allocator arenas: 0.1–0.5 GiB
+# measured, virtual, not resident)
+SCOPE_ADDRESS_SPACE = 512 * 2**20
 _UNITS = {"KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30}
 
 
 def address_space_limit(memory_limit: str) -> int:
-    """Bytes of address space for the child: 4 × DuckDB's memory limit + 1 GiB, at least 2 GiB
-    (Python + DuckDB reserve about 0.8 GiB of address space before any data)."""
+    """Bytes of address space for the child's shared database: 4 × DuckDB's memory limit
+    + 1 GiB, at least 2 GiB (Python + DuckDB reserve about 0.8 GiB of address space before any
+    data); each scope's own database adds :data:`SCOPE_ADDRESS_SPACE`."""
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMG]i?B)\s*", memory_limit, re.IGNORECASE)
     limit = int(float(match.group(1)) * _UNITS[match.group(2).upper()]) if match else 256 * 10**6
     return max(2 * 2**30, 4 * limit + 2**30)
@@ -73,16 +85,24 @@ def _send(out: IO[str], message: dict[str, Any]) -> None:
     out.flush()
 
 
+def _cap_address_space(limit: int) -> None:
+    """Set the soft ``RLIMIT_AS`` (raised again for each scope's database; SQL cannot)."""
+    try:
+        import resource
+
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (ImportError, ValueError, OSError):  # not POSIX
+        pass
+
+
 def serve(limit: int) -> int:
     """The child's main loop (see the module docstring); returns the exit code."""
     out = os.fdopen(os.dup(1), "w", encoding="ascii", buffering=1)
     os.dup2(2, 1)  # stray prints (progress bars, warnings) must not corrupt the protocol
-    try:
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    except (ImportError, ValueError, OSError):  # not POSIX, or a lower hard limit already
-        pass
+    _cap_address_space(limit)
     import tomllib
 
     from tansaku.tables.engine import Engine
@@ -92,17 +112,21 @@ def serve(limit: int) -> int:
     try:
         first = json.loads(stdin.readline())
         config = parse_tables_config(tomllib.loads(first["config"]), Path(first["base_dir"]))
-        engine = Engine(config)
-    except LoadError as e:
-        _send(out, {"error": {"type": "load", "path": e.path, "reason": e.reason}})
-        return 1
+        scopes = first.get("scopes") or []
+        _cap_address_space(limit + SCOPE_ADDRESS_SPACE * len(scopes))
+        engine = Engine(config, scopes)
     except Exception as e:  # report, do not crash silently
-        _send(out, {"error": {"type": type(e).__name__, "message": str(e)}})
+        _send(out, {"error": _error(e)})
         return 1
     _send(out, {"ready": True})
     for line in stdin:
         try:
             request = json.loads(line)
+            if "prepare" in request:
+                _cap_address_space(limit + SCOPE_ADDRESS_SPACE * (len(engine.scopes) + 1))
+                engine.prepare(request["prepare"])
+                _send(out, {"ready": True})
+                continue
             result = engine.execute(
                 request["sql"],
                 request.get("params") or [],
@@ -118,11 +142,23 @@ def serve(limit: int) -> int:
         except QueryRejected as e:
             _send(out, {"rejected": {"reason": e.reason}})
         except QueryFailed as e:
-            _send(out, {"failed": {"message": str(e), "timed_out": e.timed_out}})
-        except Exception as e:
-            _send(out, {"failed": {"message": f"{type(e).__name__}: {e}", "timed_out": False}})
+            failed = {"message": str(e), "timed_out": e.timed_out, "degraded": e.degraded}
+            _send(out, {"failed": failed})
+        except (LoadError, ConfigError) as e:  # a scope that could not be prepared
+            _send(out, {"error": _error(e)})
+        except Exception as e:  # unknown state: the parent replaces this process
+            message = f"{type(e).__name__}: {e}"
+            _send(out, {"failed": {"message": message, "timed_out": False, "degraded": True}})
     engine.close()
     return 0
+
+
+def _error(e: Exception) -> dict[str, Any]:
+    if isinstance(e, LoadError):
+        return {"type": "load", "path": e.path, "reason": e.reason}
+    if isinstance(e, ConfigError):
+        return {"type": "config", "message": str(e)}
+    return {"type": type(e).__name__, "message": str(e)}
 
 
 # --- parent --------------------------------------------------------------------------------------
@@ -146,19 +182,29 @@ def _terminate(proc: subprocess.Popen[bytes]) -> None:
             pass
 
 
-class WorkerClient:
-    """Runs queries in a child process; kills and restarts it when a query overstays."""
+WORKER_COMMAND = (sys.executable, "-m", "tansaku.tables._worker_main")
 
-    def __init__(self, config: TablesConfig) -> None:
+
+class WorkerClient:
+    """Runs queries in a child process; kills and restarts it when a query overstays, and
+    recycles it when a failure may have left it unfit. ``command`` starts the child (the
+    address-space limit is appended): a test can put a fake worker that speaks the protocol."""
+
+    def __init__(self, config: TablesConfig, *, command: Sequence[str] = WORKER_COMMAND) -> None:
         self.config = config
+        self.command = tuple(command)
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
         self._inbox: queue.Queue[bytes | None] = queue.Queue()
         self._closed = False
+        self._known = {frozenset(config.table_names)}
+        self._scopes: list[frozenset[str]] = []
+        """Tool scopes used so far, each with a database of its own in the child (loaded on the
+        first query of the scope; every new child loads them all at start)."""
         self.restarts = 0
         """Workers started again after a kill or a crash."""
         self.recycled = 0
-        """Workers replaced because a failure left them degraded (see ``_degraded``)."""
+        """Workers replaced because a failure may have left them unfit (see ``_degraded``)."""
         self._start()
 
     def _start(self) -> None:
@@ -167,7 +213,7 @@ class WorkerClient:
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and Path(p).is_dir())
         limit = address_space_limit(self.config.sandbox.memory_limit)
         proc = subprocess.Popen(
-            [sys.executable, "-m", "tansaku.tables._worker_main", str(limit)],
+            [*self.command, str(limit)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,
@@ -177,20 +223,40 @@ class WorkerClient:
         self._finalizer = weakref.finalize(self, _terminate, proc)
         self._inbox = queue.Queue()
         threading.Thread(target=_read_lines, args=(proc.stdout, self._inbox), daemon=True).start()
-        self._write({"config": dump_tables_config(self.config, base), "base_dir": str(base)})
+        self._write(
+            {
+                "config": dump_tables_config(self.config, base),
+                "base_dir": str(base),
+                "scopes": [sorted(s) for s in self._scopes],
+            }
+        )
+        self._expect_ready("テーブルのサンドボックスを起動できません")
+
+    def _expect_ready(self, what: str) -> None:
         try:
             message = self._receive(STARTUP_TIMEOUT_SECONDS)
         except TimeoutError:
-            message = {"error": {"message": "起動がタイムアウトしました"}}
-        if message is None or "ready" not in message:
-            self._kill()
-            error = (message or {}).get("error") or {}
-            if error.get("type") == "load":
-                raise LoadError(error["path"], error["reason"])
-            raise TansakuError(
-                "テーブルのサンドボックスを起動できません: "
-                f"{error.get('message') or 'ワーカープロセスが応答しません'}"
-            )
+            message = {"error": {"message": "タイムアウトしました"}}
+        if message is not None and "ready" in message:
+            return
+        self._kill()
+        error = (message or {}).get("error") or {}
+        if error.get("type") == "load":
+            raise LoadError(error["path"], error["reason"])
+        if error.get("type") == "config":
+            raise ConfigError(error["message"])
+        raise TansakuError(f"{what}: {error.get('message') or 'ワーカープロセスが応答しません'}")
+
+    def _prepare(self, allowed: Collection[str]) -> None:
+        """Have the child load a scope's own database on its first query, under the start-up
+        time limit rather than the query's."""
+        scope = frozenset(allowed)
+        if scope in self._known:
+            return
+        self._write({"prepare": sorted(scope)})
+        self._expect_ready("SQLツールのテーブルを用意できません")
+        self._known.add(scope)
+        self._scopes.append(scope)
 
     def _write(self, message: dict[str, Any]) -> None:
         assert self._proc is not None and self._proc.stdin is not None
@@ -239,8 +305,10 @@ class WorkerClient:
                 self._kill()
                 self.restarts += 1
                 self._start()
+            if allowed is not None:
+                self._prepare(allowed)
             try:
-                request = {"sql": sql, "params": params, "max_rows": max_rows}
+                request: dict[str, Any] = {"sql": sql, "params": params, "max_rows": max_rows}
                 if allowed is not None:
                     request["allowed"] = sorted(allowed)
                 self._write(request)
@@ -260,6 +328,9 @@ class WorkerClient:
                 self._kill()  # it still answers, but may no longer allocate or start threads
                 self.recycled += 1
                 self._respawn_soon()
+            if "error" in message:  # the child could not prepare the scope's database
+                self._kill()
+                raise TansakuError(str(message["error"].get("message") or message["error"]))
         if "ok" in message:
             ok = message["ok"]
             return RawResult(
@@ -270,20 +341,25 @@ class WorkerClient:
         if "rejected" in message:
             raise QueryRejected(message["rejected"]["reason"])
         failed = message["failed"]
-        raise QueryFailed(failed["message"], timed_out=bool(failed.get("timed_out")))
+        raise QueryFailed(
+            failed["message"],
+            timed_out=bool(failed.get("timed_out")),
+            degraded=bool(failed.get("degraded")),
+        )
 
     def _degraded(self, failed: dict[str, Any]) -> bool:
-        """Whether the worker should be replaced after this failure: an interrupted or
-        out-of-memory query, an internal or fatal DuckDB error, a failed allocation or thread
-        start — or a health probe that does not answer at once."""
-        if failed.get("timed_out") or DEGRADED.search(str(failed.get("message", ""))):
+        """Whether the worker should be replaced after this failure: one the engine marked
+        degraded (out of memory, interrupt, internal or fatal error …) or whose message says so
+        — or a health probe that does not answer right, at once."""
+        message = str(failed.get("message", ""))
+        if failed.get("timed_out") or failed.get("degraded") or DEGRADING_MESSAGE.search(message):
             return True
         try:
-            self._write({"sql": "SELECT 42", "params": [], "max_rows": 1})
+            self._write({"sql": PROBE_SQL, "params": [], "max_rows": 1})
             probe = self._receive(PROBE_SECONDS)
         except (TimeoutError, OSError):
             return True
-        return not (probe and probe.get("ok", {}).get("rows") == [[42]])
+        return not (probe and probe.get("ok", {}).get("rows") == PROBE_ANSWER)
 
     def close(self) -> None:
         with self._lock:
