@@ -22,6 +22,7 @@ from tansaku.tables import (
     sql_tool,
     write_tables_config,
 )
+from tansaku.tables.results import TRUNCATED_NOTICE
 
 pytestmark = pytest.mark.e2e
 
@@ -265,3 +266,10 @@ def test_stats_period_errors(run):
     assert both.exit_code == 2 and "同時に指定できません" in both.output
     vague = run("stats", "claims", "--period", "そのうち")
     assert vague.exit_code == 2 and "解釈できません" in vague.output
+
+
+def test_sql_cli_says_the_result_was_cut(run):
+    result = run("sql", "SELECT range(0, 3000000) AS r")
+    assert result.exit_code == 0 and "省略しました" in result.stdout
+    as_json = json.loads(run("sql", "SELECT range(0, 3000000) AS r", "--json").stdout)
+    assert as_json["truncated"] is True and as_json["notice"] == TRUNCATED_NOTICE

@@ -25,6 +25,7 @@ import base64
 import datetime as dt
 import json
 import math
+import re
 import uuid
 from collections.abc import Collection, Iterable, Mapping
 from decimal import Decimal
@@ -46,6 +47,16 @@ def json_size(value: Any) -> int:
 
 def omitted(n: int) -> str:
     return f"…({n}件省略)"
+
+
+_OMITTED = re.compile(r"…\((\d+)件省略\)")
+
+
+def _prior(marker: Any) -> int | None:
+    """Elements an earlier pass left out, when ``marker`` is its 「…(N件省略)」 (capping a capped
+    value again keeps the count instead of cutting the marker)."""
+    match = _OMITTED.fullmatch(marker) if isinstance(marker, str) else None
+    return int(match.group(1)) if match else None
 
 
 class Budget:
@@ -134,15 +145,20 @@ def json_safe(value: Any, *, max_chars: int = 4000, budget: Budget | None = None
 
 def _sequence(value: Iterable[Any], max_chars: int, budget: Budget) -> list[Any]:
     seq = list(value)
+    prior = _prior(seq[-1]) if seq else None
+    if prior is not None:
+        seq.pop()
     budget.take(_ENVELOPE_BYTES + _SEPARATOR_BYTES)
     kept: list[Any] = []
     for item in seq[: budget.items]:
         if budget.spent:
             break
         kept.append(json_safe(item, max_chars=max_chars, budget=budget))
+    left_out = len(seq) - len(kept) + (prior or 0)
     if len(kept) < len(seq):
         budget.cut = True
-        marker = omitted(len(seq) - len(kept))
+    if left_out:
+        marker = omitted(left_out)
         budget.take(json_size(marker) + _SEPARATOR_BYTES)
         kept.append(marker)
     return kept
@@ -150,6 +166,9 @@ def _sequence(value: Iterable[Any], max_chars: int, budget: Budget) -> list[Any]
 
 def _mapping(value: Mapping[Any, Any], max_chars: int, budget: Budget) -> dict[str, Any]:
     items = list(value.items())
+    prior = _prior(items[-1][1]) if items and items[-1][0] == TRUNCATED_MARK else None
+    if prior is not None:
+        items.pop()
     budget.take(_ENVELOPE_BYTES + _SEPARATOR_BYTES)
     out: dict[str, Any] = {}
     for key, item in items[: budget.items]:
@@ -158,11 +177,13 @@ def _mapping(value: Mapping[Any, Any], max_chars: int, budget: Budget) -> dict[s
         name = budget.text(str(_scalar(key)), MAX_NAME_CHARS)  # map keys are data: cut too
         name = _unique(name, out)
         out[name] = json_safe(item, max_chars=max_chars, budget=budget)
+    left_out = len(items) - len(out) + (prior or 0)
     if len(out) < len(items):
         budget.cut = True
-        marker = omitted(len(items) - len(out))
+    if left_out:
+        marker = omitted(left_out)
         budget.take(json_size(TRUNCATED_MARK) + json_size(marker) + _SEPARATOR_BYTES)
-        out[TRUNCATED_MARK] = marker
+        out[_unique(TRUNCATED_MARK, out)] = marker
     return out
 
 

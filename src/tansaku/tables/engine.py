@@ -34,6 +34,7 @@ from tansaku.tables import _deps
 from tansaku.tables.bound import OutOfScope, check_plan, logical_plan
 from tansaku.tables.caps import Budget, bounded_rows
 from tansaku.tables.registry import ColumnType, TablesConfig, TableSpec
+from tansaku.tables.results import rows_budget
 from tansaku.tables.validate import QueryRejected
 
 # Messages of a failure after which the process may no longer allocate or start threads.
@@ -44,6 +45,20 @@ DEGRADING_MESSAGE = re.compile(
     re.IGNORECASE,
 )
 _DEGRADING_TYPES = ("OutOfMemoryException", "InternalException", "FatalException")
+EXPLAIN = "EXPLAIN (FORMAT JSON) "
+
+
+def _as_written(message: str) -> str:
+    """DuckDB's message about the plan request, as if about the query itself: the agent never
+    wrote EXPLAIN, so its ``LINE 1:`` excerpt loses the prefix and the caret moves back."""
+    if EXPLAIN not in message:
+        return message
+    pad = " " * len(EXPLAIN)
+    lines = message.replace(EXPLAIN, "").split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith(pad) and set(line.strip()) == {"^"}:
+            lines[i] = line[len(pad) :]
+    return "\n".join(lines)
 
 
 class QueryFailed(TansakuError):
@@ -239,13 +254,13 @@ class Engine:
                 budget = Budget(max_bytes=2**62, items=2**62)
                 max_columns = 2**31
             else:
-                budget = Budget(settings.max_result_bytes, settings.max_items)
+                budget = rows_budget(settings.max_result_bytes, settings.max_items)
                 max_columns = settings.max_columns
             try:
                 con.begin()
                 timer.start()
                 if allowed is not None:
-                    plan = con.execute(f"EXPLAIN (FORMAT JSON) {sql}", params).fetchall()
+                    plan = con.execute(EXPLAIN + sql, params).fetchall()
                     check_plan(logical_plan(plan), allowed)
                 con.execute(sql, params)
                 columns = tuple(str(d[0]) for d in (con.description or ()))
@@ -262,7 +277,7 @@ class Engine:
             except self._duckdb.Error as e:
                 if fired.is_set() or isinstance(e, self._duckdb.InterruptException):
                     raise QueryFailed(timeout_message(timeout), timed_out=True) from None
-                raise QueryFailed(str(e).strip(), degraded=degrading(e)) from None
+                raise QueryFailed(_as_written(str(e).strip()), degraded=degrading(e)) from None
             except MemoryError:
                 raise QueryFailed("結果が大きすぎてメモリが足りません", degraded=True) from None
             except (ValueError, TypeError, OverflowError, UnicodeError) as e:

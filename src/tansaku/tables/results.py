@@ -21,6 +21,7 @@ from tansaku.tables.caps import (
     bounded_rows,
     column_names,
     json_safe,
+    json_size,
 )
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "SqlRejected",
     "SqlResults",
     "json_safe",
+    "rows_budget",
     "rows_to_dicts",
 ]
 
@@ -92,6 +94,21 @@ class SqlFailed:
 
 
 SqlOutcome = SqlResults | SqlRejected | SqlFailed
+
+# what a result takes besides its rows: {"results": [], "count": …, "truncated": …, "notice": …}
+_ENVELOPE_BYTES = json_size(
+    {"results": [], "count": 1000, "truncated": True, "notice": TRUNCATED_NOTICE}
+)
+# the markers written after the budget ran out (「…(N件省略)」 closing each list being cut, the
+# nulls of the rest of a row) are paid from this
+_MARKER_RESERVE_BYTES = 512
+
+
+def rows_budget(max_result_bytes: int, max_items: int) -> Budget:
+    """The budget of a tool's rows, so that the whole ``to_dict()`` stays within
+    ``max_result_bytes``: the envelope (count, notice) and the closing markers are paid for
+    first."""
+    return Budget(max(0, max_result_bytes - _ENVELOPE_BYTES - _MARKER_RESERVE_BYTES), max_items)
 
 
 def _maybe_json(value: Any) -> Any:

@@ -21,11 +21,11 @@ from tansaku.tables.describe import (
 )
 from tansaku.tables.registry import DEFAULT_NO_ROWS_MESSAGE, SqlToolConfig, TableSpec
 from tansaku.tables.results import (
-    Budget,
     SqlFailed,
     SqlOutcome,
     SqlRejected,
     SqlResults,
+    rows_budget,
     rows_to_dicts,
 )
 from tansaku.tables.sandbox import QueryFailed, TableDatabase
@@ -84,7 +84,7 @@ class SqlTool:
             return SqlRejected(reason=e.reason, allowed=allowed_summary(names))
         except QueryFailed as e:
             return SqlFailed(message=str(e), timed_out=e.timed_out)
-        budget = Budget(settings.max_result_bytes, settings.max_items)
+        budget = rows_budget(settings.max_result_bytes, settings.max_items)
         rows = rows_to_dicts(
             raw.columns,
             raw.rows,

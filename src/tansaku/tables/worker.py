@@ -52,6 +52,7 @@ from tansaku.tables.validate import QueryRejected
 
 GRACE_SECONDS = 1.0
 PROBE_SECONDS = 2.0
+MEMORY = re.compile(r"out of memory|allocation failure|bad_alloc|allocate", re.IGNORECASE)
 # allocates, runs DuckDB's pipeline (and its threads), and has one right answer
 PROBE_SQL = "SELECT sum(i) FROM range(200000) t(i)"
 PROBE_ANSWER = [[19999900000]]
@@ -127,6 +128,8 @@ def serve(limit: int) -> int:
                 engine.prepare(request["prepare"])
                 _send(out, {"ready": True})
                 continue
+            # room for one more scope's database, should this query's be loaded now
+            _cap_address_space(limit + SCOPE_ADDRESS_SPACE * (len(engine.scopes) + 1))
             result = engine.execute(
                 request["sql"],
                 request.get("params") or [],
@@ -220,6 +223,7 @@ class WorkerClient:
             close_fds=True,
         )
         self._proc = proc
+        self._served = 0  # queries this worker process answered
         self._finalizer = weakref.finalize(self, _terminate, proc)
         self._inbox = queue.Queue()
         threading.Thread(target=_read_lines, args=(proc.stdout, self._inbox), daemon=True).start()
@@ -297,6 +301,39 @@ class WorkerClient:
         max_rows: int | None,
         allowed: Collection[str] | None = None,
     ) -> RawResult:
+        message = self._run(sql, params, max_rows, allowed)
+        failed = message.get("failed")
+        if failed and self._served > 1 and MEMORY.search(str(failed.get("message", ""))):
+            # a worker that ran earlier queries can fail an allocation a fresh one would not
+            # (its address space fragmented near the cap): retry once on a fresh worker
+            with self._lock:
+                if self._proc is not None:  # not already replaced by _degraded
+                    self._kill()
+                    self.recycled += 1
+            message = self._run(sql, params, max_rows, allowed)
+        if "ok" in message:
+            ok = message["ok"]
+            return RawResult(
+                columns=tuple(ok["columns"]),
+                rows=tuple(tuple(r) for r in ok["rows"]),
+                truncated=bool(ok.get("truncated")),
+            )
+        if "rejected" in message:
+            raise QueryRejected(message["rejected"]["reason"])
+        failed = message["failed"]
+        raise QueryFailed(
+            failed["message"],
+            timed_out=bool(failed.get("timed_out")),
+            degraded=bool(failed.get("degraded")),
+        )
+
+    def _run(
+        self,
+        sql: str,
+        params: list[Any],
+        max_rows: int | None,
+        allowed: Collection[str] | None,
+    ) -> dict[str, Any]:
         timeout = self.config.sandbox.timeout_seconds
         with self._lock:
             if self._closed:
@@ -324,28 +361,16 @@ class WorkerClient:
                 raise QueryFailed(
                     "サンドボックスのプロセスが異常終了しました。もう一度実行してください"
                 )
+            self._served += 1
             if "failed" in message and self._degraded(message["failed"]):
                 self._kill()  # it still answers, but may no longer allocate or start threads
                 self.recycled += 1
                 self._respawn_soon()
-            if "error" in message:  # the child could not prepare the scope's database
+            if "error" in message:  # the child could not load the scope's database
                 self._kill()
                 raise TansakuError(str(message["error"].get("message") or message["error"]))
-        if "ok" in message:
-            ok = message["ok"]
-            return RawResult(
-                columns=tuple(ok["columns"]),
-                rows=tuple(tuple(r) for r in ok["rows"]),
-                truncated=bool(ok.get("truncated")),
-            )
-        if "rejected" in message:
-            raise QueryRejected(message["rejected"]["reason"])
-        failed = message["failed"]
-        raise QueryFailed(
-            failed["message"],
-            timed_out=bool(failed.get("timed_out")),
-            degraded=bool(failed.get("degraded")),
-        )
+        result: dict[str, Any] = message
+        return result
 
     def _degraded(self, failed: dict[str, Any]) -> bool:
         """Whether the worker should be replaced after this failure: one the engine marked
