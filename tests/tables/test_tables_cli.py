@@ -273,3 +273,46 @@ def test_sql_cli_says_the_result_was_cut(run):
     assert result.exit_code == 0 and "省略しました" in result.stdout
     as_json = json.loads(run("sql", "SELECT range(0, 3000000) AS r", "--json").stdout)
     assert as_json["truncated"] is True and as_json["notice"] == TRUNCATED_NOTICE
+
+
+@pytest.mark.parametrize(
+    ("period", "start", "end"),
+    [
+        ("先月", "2025-11-01", "2025-11-30"),
+        ("先週", "2025-12-01", "2025-12-07"),
+        ("今月", "2025-12-01", "2025-12-11"),
+        ("今週", "2025-12-08", "2025-12-11"),  # 2025-12-11 is a Thursday
+        ("昨日", "2025-12-10", "2025-12-10"),
+        ("今日", "2025-12-11", "2025-12-11"),
+        ("過去30日", "2025-11-12", "2025-12-11"),
+        ("過去３日", "2025-12-09", "2025-12-11"),  # full-width digits, as typed
+    ],
+)
+def test_stats_period_resolves_against_now(run, period, start, end):
+    data = json.loads(
+        run("stats", "sales", "--period", period, "--now", "2025-12-11T09:30", "--json").stdout
+    )
+    assert (data["period"]["start_date"], data["period"]["end_date"]) == (start, end)
+    assert data["period_expression"] == period and data["now"] == "2025-12-11T09:30+09:00"
+
+
+def test_stats_period_shows_the_resolved_range(run):
+    result = run("stats", "claims", "--period", "先月", "--now", "2025-12-11", "--store", "新宿店")
+    assert result.exit_code == 0, result.output
+    assert "期間: 「先月」 = 2025-11-01〜2025-11-30(30日、基準 2025-12-11 00:00 東京)" in (
+        result.stdout
+    )
+
+
+def test_stats_period_and_dates_are_exclusive(run):
+    for extra in (["--from", "2025-11-01"], ["--to", "2025-11-30"]):
+        result = run("stats", "cash", "--period", "先週", *extra)
+        assert result.exit_code == 2
+        assert "--period と --from/--to は同時に指定できません" in result.stderr
+
+
+def test_stats_now_must_be_a_real_time(run):
+    result = run("stats", "claims", "--period", "先月", "--now", "2025-13-11")
+    assert result.exit_code == 2 and "存在しない日付" in result.stderr
+    loose = run("stats", "claims", "--now", "来週")
+    assert loose.exit_code == 2 and "解釈できません" in loose.stderr

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -51,7 +53,8 @@ DaysOpt = Annotated[int, typer.Option("--days", help="日数(開始日か終了�
 PeriodOpt = Annotated[
     str | None,
     typer.Option(
-        "--period", help="期間: 先月・先週・今月・今週・昨日・過去N日(--from/--to の代わり)"
+        "--period",
+        help="期間: 先月・先週・今月・今週・昨日・今日・過去N日(--from/--to の代わり)",
     ),
 ]
 NowOpt = Annotated[
@@ -71,7 +74,9 @@ def _out() -> Console:
 
 
 def _fail(message: str, code: int) -> typer.Exit:
-    Console(stderr=True).print(f"[red]エラー:[/] {message}", markup=True, highlight=False)
+    Console(stderr=True, soft_wrap=True).print(
+        f"[red]エラー:[/] {escape(message)}", markup=True, highlight=False
+    )
     return typer.Exit(code)
 
 
@@ -191,13 +196,24 @@ def _scope(store: str | None, all_stores: bool) -> StoreScope:
     return StoreScope.only(store) if store else StoreScope.all_stores()
 
 
+@dataclass(frozen=True)
+class _Dates:
+    """What the stats commands pass on: the dates, and how a --period was read (for output)."""
+
+    start: str | None
+    end: str | None
+    period: str | None = None
+    now: datetime | None = None
+
+
 def _dates(
     date_from: str | None, date_to: str | None, period: str | None, now: str | None
-) -> tuple[str | None, str | None]:
-    """--from/--to as given, or the days --period names against --now (or now in Tokyo);
-    --now alone sets the default end date."""
+) -> _Dates:
+    """--from/--to as given, or the days --period names against --now (or now in Tokyo, read
+    once); --now alone sets the default end date. Relative periods are resolved by
+    ``tansaku.text.dates``, the same rules as the dates in search queries."""
     from tansaku.tables.period import period_of
-    from tansaku.text.dates import parse_now
+    from tansaku.text.dates import now_tokyo, parse_now
 
     try:
         clock = parse_now(now) if now else None
@@ -205,15 +221,19 @@ def _dates(
         raise _fail(str(e), EXIT_REJECTED) from None
     if period is not None:
         if date_from or date_to:
-            raise _fail("--period と --from/--to は同時に指定できません", EXIT_REJECTED)
+            raise _fail(
+                "--period と --from/--to は同時に指定できません。どちらか一方にしてください",
+                EXIT_REJECTED,
+            )
+        clock = clock or now_tokyo()
         try:
             p = period_of(period, clock)
         except AnalyticsError as e:
             raise _fail(str(e), EXIT_REJECTED) from None
-        return p.start.isoformat(), p.end.isoformat()
+        return _Dates(p.start.isoformat(), p.end.isoformat(), period.strip(), clock)
     if clock is not None and not date_to:
-        return date_from, clock.date().isoformat()
-    return date_from, date_to
+        return _Dates(date_from, clock.date().isoformat(), None, clock)
+    return _Dates(date_from, date_to, None, clock)
 
 
 def _run_stats(
@@ -221,7 +241,7 @@ def _run_stats(
     json_out: bool,
     compute: Any,
     render: Any,
-    period: str | None = None,
+    dates: _Dates | None = None,
 ) -> None:
     db = _open(home)
     with db:
@@ -232,14 +252,21 @@ def _run_stats(
         except TansakuError as e:
             raise _fail(str(e), EXIT_ERROR) from None
     data = result.to_dict()
-    if period is not None:
-        data["period_expression"] = period
+    if dates is not None and dates.period is not None:
+        data["period_expression"] = dates.period
+    if dates is not None and dates.now is not None:
+        data["now"] = dates.now.isoformat(timespec="minutes")
     if json_out:
         _emit_json(data)
-    else:
-        if period is not None:
-            _out().print(f"期間: 「{period}」")
-        render(_out(), data)
+        return
+    if dates is not None and dates.period is not None and dates.now is not None:
+        resolved = data["period"]
+        _out().print(
+            f"期間: 「{escape(dates.period)}」 = {resolved['start_date']}〜{resolved['end_date']}"
+            f"({resolved['days']}日、基準 {dates.now:%Y-%m-%d %H:%M} 東京)",
+            highlight=False,
+        )
+    render(_out(), data)
 
 
 def _summary(out: Console, title: str, data: dict[str, Any], labels: dict[str, str]) -> None:
@@ -356,13 +383,13 @@ def stats_claims(
 ) -> None:
     """クレーム統計(件数・発生率・日別・最近のクレーム)。"""
     scope = _scope(store, all_stores)
-    start, end = _dates(date_from, date_to, period, now)
+    dates = _dates(date_from, date_to, period, now)
     _run_stats(
         home,
         json_out,
-        lambda db: get_claim_statistics(db, start, end, days, scope=scope),
+        lambda db: get_claim_statistics(db, dates.start, dates.end, days, scope=scope),
         _render_claims,
-        period,
+        dates,
     )
 
 
@@ -380,13 +407,13 @@ def stats_sales(
 ) -> None:
     """売上トレンド(合計・平均・日別・週平均)。"""
     scope = _scope(store, all_stores)
-    start, end = _dates(date_from, date_to, period, now)
+    dates = _dates(date_from, date_to, period, now)
     _run_stats(
         home,
         json_out,
-        lambda db: get_sales_trend(db, start, end, days, scope=scope),
+        lambda db: get_sales_trend(db, dates.start, dates.end, days, scope=scope),
         _render_sales,
-        period,
+        dates,
     )
 
 
@@ -404,13 +431,13 @@ def stats_cash(
 ) -> None:
     """現金過不足分析(発生件数・率・合計・過剰/不足の内訳・最近の発生)。"""
     scope = _scope(store, all_stores)
-    start, end = _dates(date_from, date_to, period, now)
+    dates = _dates(date_from, date_to, period, now)
     _run_stats(
         home,
         json_out,
-        lambda db: get_cash_difference_analysis(db, start, end, days, scope=scope),
+        lambda db: get_cash_difference_analysis(db, dates.start, dates.end, days, scope=scope),
         _render_cash,
-        period,
+        dates,
     )
 
 
