@@ -132,3 +132,9 @@ def test_capping_a_capped_value_keeps_its_marker() -> None:
 def test_legacy_max_result_chars_key_is_read(tmp_path) -> None:
     config = parse_tables_config({"sandbox": {"max_result_chars": 20000}}, tmp_path)
     assert config.sandbox.max_result_bytes == 20000
+
+
+def test_tool_description_tells_the_agent_about_the_caps(stores) -> None:
+    description = stores.description
+    assert "truncated と notice が付きます" in description
+    assert "システムカタログ・設定・ファイルは読めません" in description

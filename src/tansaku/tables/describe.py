@@ -1,6 +1,7 @@
 """The Japanese tool description an LLM reads, generated from the registry.
 
-Purpose, usage, rules (SELECT only, one statement, the row limit, the time limit), every column
+Purpose, usage, rules (SELECT only, one statement, the row limit, the time limit, only these
+tables, results cut when too large), every column
 with its type, meaning and an example, and the example queries of each table. Nothing in it
 depends on the data (no row counts, no value lists), so it does not change as the data grows.
 """
@@ -81,6 +82,9 @@ def tool_description(
         '二重引用符で囲んだ識別子("...")の中にだけ書いてください',
         f"- 実行時間が{settings.timeout_seconds:g}秒を超えるクエリは中断されます",
         "- 該当する行がない場合は count が 0 になり、message に理由が入ります",
+        "- 読めるのは下のテーブルだけです(システムカタログ・設定・ファイルは読めません)",
+        "- 結果が大きすぎる場合(長い文字列・大きなリスト・多くの列)は一部が省略され、"
+        "truncated と notice が付きます。必要な列だけを選ぶか、集計してから取り出してください",
         "",
         "【データスキーマ】",
     ]
