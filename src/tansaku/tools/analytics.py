@@ -63,64 +63,44 @@ def _doc(what: str, use: str, example: str) -> str:
     )
 
 
-@tool(
+def _stat_tool(name: str, compute: str, what: str, use: str, example: str) -> ToolSpec:
+    """One statistics tool: the same arguments, a different function of ``tansaku.tables``."""
+
+    def run(
+        scope: ToolScope,
+        period: Annotated[str | None, PERIOD_HELP] = None,
+        date_from: Annotated[str | None, "開始日 YYYY-MM-DD"] = None,
+        date_to: Annotated[str | None, "終了日 YYYY-MM-DD"] = None,
+        days: Annotated[int, "日数"] = 30,
+    ) -> dict[str, Any]:
+        import tansaku.tables
+
+        return _stats(getattr(tansaku.tables, compute), scope, period, date_from, date_to, days)
+
+    return tool(name, _doc(what, use, example))(run)
+
+
+get_claim_statistics = _stat_tool(
     "get_claim_statistics",
-    _doc(
-        "指定期間のクレーム件数・発生率・日別件数・最近のクレーム内容を返します。",
-        "「先月のクレーム傾向」「今週クレームは何件?」のような件数・率・傾向の質問。",
-        '{"period": "過去7日"}',
-    ),
+    "get_claim_statistics",
+    "指定期間のクレーム件数・発生率・日別件数・最近のクレーム内容を返します。",
+    "「先月のクレーム傾向」「今週クレームは何件?」のような件数・率・傾向の質問。",
+    '{"period": "過去7日"}',
 )
-def get_claim_statistics(
-    scope: ToolScope,
-    period: Annotated[str | None, PERIOD_HELP] = None,
-    date_from: Annotated[str | None, "開始日 YYYY-MM-DD"] = None,
-    date_to: Annotated[str | None, "終了日 YYYY-MM-DD"] = None,
-    days: Annotated[int, "日数"] = 30,
-) -> dict[str, Any]:
-    from tansaku.tables import get_claim_statistics as compute
-
-    return _stats(compute, scope, period, date_from, date_to, days)
-
-
-@tool(
+get_sales_trend = _stat_tool(
     "get_sales_trend",
-    _doc(
-        "指定期間の売上合計・平均・日別売上・週平均を返します。",
-        "「先月の売上は?」「売上の推移」のような売上の質問。",
-        '{"period": "今月"}',
-    ),
+    "get_sales_trend",
+    "指定期間の売上合計・平均・日別売上・週平均を返します。",
+    "「先月の売上は?」「売上の推移」のような売上の質問。",
+    '{"period": "今月"}',
 )
-def get_sales_trend(
-    scope: ToolScope,
-    period: Annotated[str | None, PERIOD_HELP] = None,
-    date_from: Annotated[str | None, "開始日 YYYY-MM-DD"] = None,
-    date_to: Annotated[str | None, "終了日 YYYY-MM-DD"] = None,
-    days: Annotated[int, "日数"] = 30,
-) -> dict[str, Any]:
-    from tansaku.tables import get_sales_trend as compute
-
-    return _stats(compute, scope, period, date_from, date_to, days)
-
-
-@tool(
+get_cash_difference_analysis = _stat_tool(
     "get_cash_difference_analysis",
-    _doc(
-        "指定期間の現金過不足(件数・率・合計・過剰と不足の内訳・最近の発生)を返します。",
-        "「レジの現金が合わないことはどれくらいある?」のような現金過不足の質問。",
-        '{"period": "先週"}',
-    ),
+    "get_cash_difference_analysis",
+    "指定期間の現金過不足(件数・率・合計・過剰と不足の内訳・最近の発生)を返します。",
+    "「レジの現金が合わないことはどれくらいある?」のような現金過不足の質問。",
+    '{"period": "先週"}',
 )
-def get_cash_difference_analysis(
-    scope: ToolScope,
-    period: Annotated[str | None, PERIOD_HELP] = None,
-    date_from: Annotated[str | None, "開始日 YYYY-MM-DD"] = None,
-    date_to: Annotated[str | None, "終了日 YYYY-MM-DD"] = None,
-    days: Annotated[int, "日数"] = 30,
-) -> dict[str, Any]:
-    from tansaku.tables import get_cash_difference_analysis as compute
-
-    return _stats(compute, scope, period, date_from, date_to, days)
 
 
 COMPARE = (
