@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from tansaku.agent.events import Answer, Citation, Event
@@ -89,7 +90,7 @@ def _extract(
     question: str,
     results: list[dict[str, Any]],
     collection: str,
-    alternatives: list[str] = (),  # type: ignore[assignment]
+    alternatives: Sequence[str] = (),
 ) -> tuple[list[str], list[Citation]]:
     """The best sentences of the first results and their citations. A sentence must cover half
     of the question's content words — or, for an expanded vague question, share one with an

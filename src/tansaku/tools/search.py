@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated, Any
 
-from tansaku.search.types import Hit
+from tansaku.search.types import Hit, SearchResult
 from tansaku.store.base import Filter
 from tansaku.text.dates import now_tokyo
 from tansaku.tools.spec import ToolError, ToolScope, tool
@@ -26,6 +26,29 @@ def _collection(scope: ToolScope, role: str, what: str) -> str:
     if not name:
         raise ToolError(f"{what}のコレクションが設定されていません")
     return name
+
+
+def _search(
+    scope: ToolScope,
+    role: str,
+    what: str,
+    query: str,
+    *,
+    top_k: int,
+    most: int,
+    flt: Filter | None = None,
+    expand: bool = False,
+) -> SearchResult:
+    """A search of the scope's ``role`` collection as the scope's team (never the model's)."""
+    return scope.client.search(
+        query,
+        collection=_collection(scope, role, what),
+        team=scope.team,
+        top_k=max(1, min(top_k, most)),
+        filter=flt,
+        now=scope.now,
+        expand=expand,
+    )
 
 
 def _day(value: str | None, what: str) -> date | None:
@@ -73,22 +96,12 @@ def search_past_cases(
     date_to: Annotated[str | None, "日付の上限 YYYY-MM-DD"] = None,
     top_k: Annotated[int, "返す件数(1〜20)"] = 5,
 ) -> list[dict[str, Any]]:
-    collection = _collection(scope, "reports", "日報")
     flt = Filter(
         any_of={"source_type": tuple(source_types)} if source_types else {},
         date_from=_day(date_from, "date_from"),
         date_to=_day(date_to, "date_to"),
     )
-    result = scope.client.search(
-        query,
-        collection=collection,
-        team=scope.team,
-        top_k=max(1, min(top_k, 20)),
-        filter=flt,
-        now=scope.now,
-        expand=False,
-    )
-    return _cases(result.hits)
+    return _cases(_search(scope, "reports", "日報", query, top_k=top_k, most=20, flt=flt).hits)
 
 
 EXPAND = (
@@ -107,15 +120,7 @@ def expand_and_search_cases(
     query: Annotated[str, "質問(日本語、そのまま)"],
     top_k: Annotated[int, "返す件数(1〜20)"] = 10,
 ) -> dict[str, Any]:
-    collection = _collection(scope, "reports", "日報")
-    result = scope.client.search(
-        query,
-        collection=collection,
-        team=scope.team,
-        top_k=max(1, min(top_k, 20)),
-        now=scope.now,
-        expand=True,
-    )
+    result = _search(scope, "reports", "日報", query, top_k=top_k, most=20, expand=True)
     return {
         "original_query": query,
         "expanded_queries": list(result.plan.get("expanded_queries") or [query]),
@@ -166,16 +171,8 @@ def search_manual(
     category: Annotated[str | None, "マニュアルの分類(例: hygiene)"] = None,
     top_k: Annotated[int, "返す件数(1〜10)"] = 3,
 ) -> list[dict[str, Any]]:
-    collection = _collection(scope, "manuals", "マニュアル")
-    result = scope.client.search(
-        query,
-        collection=collection,
-        team=scope.team,
-        top_k=max(1, min(top_k, 10)),
-        filter=Filter(equals={"category": category} if category else {}),
-        now=scope.now,
-        expand=False,
-    )
+    flt = Filter(equals={"category": category} if category else {})
+    result = _search(scope, "manuals", "マニュアル", query, top_k=top_k, most=10, flt=flt)
     out = []
     for rank, hit in enumerate(result.hits, 1):
         meta = hit.record.metadata
