@@ -1,0 +1,121 @@
+"""The chat-model seam: messages in, text and/or tool calls out.
+
+Every provider (OpenAI-compatible servers, Gemini, a local llama.cpp model) implements
+:class:`ChatModel`; the agent loop, the LLM expander/classifier and Q/A generation only see this.
+
+>>> reply = model.chat([Message.system("…"), Message.user("昨日の問題は?")], tools=specs)
+>>> reply.tool_calls or reply.content
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+from tansaku.errors import TansakuError
+
+if TYPE_CHECKING:
+    from tansaku.tools.spec import ToolSpec
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCall:
+    """One call the model asked for; ``arguments`` is the model's raw JSON text (it may be
+    malformed: the toolset answers a malformed call with a Japanese error, the loop goes on)."""
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Message:
+    role: Role
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """An assistant message's calls."""
+    tool_call_id: str | None = None
+    """A tool message: the call it answers."""
+    name: str | None = None
+    """A tool message: the tool's name (Gemini needs it)."""
+
+    @classmethod
+    def system(cls, text: str) -> Message:
+        return cls(role="system", content=text)
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        return cls(role="user", content=text)
+
+    @classmethod
+    def assistant(cls, text: str = "", tool_calls: Sequence[ToolCall] = ()) -> Message:
+        return cls(role="assistant", content=text, tool_calls=tuple(tool_calls))
+
+    @classmethod
+    def tool(cls, call: ToolCall, result: str) -> Message:
+        return cls(role="tool", content=result, tool_call_id=call.id, name=call.name)
+
+
+FinishReason = Literal["stop", "tool_calls", "length", "refusal", "error"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChatResponse:
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: FinishReason = "stop"
+    model: str = ""
+    """The model that answered (as the provider names it)."""
+    usage: dict[str, int] = field(default_factory=dict)
+    """``prompt_tokens`` / ``completion_tokens`` when the provider reports them."""
+
+
+TextCallback = Callable[[str], None]
+"""Receives streamed text deltas as they arrive."""
+
+
+class ModelError(TansakuError):
+    """A chat model could not answer; the message is Japanese and names the endpoint."""
+
+
+class ModelTimeout(ModelError):
+    """No complete answer within the timeout (after the provider's retries)."""
+
+
+class ModelRateLimited(ModelError):
+    """The provider kept answering 429 after the retries."""
+
+
+class ModelUnavailable(ModelError):
+    """Connection refused, DNS failure, 5xx after retries, bad credentials, unknown model."""
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """A chat model with tool calling. Thread-safe: one instance serves concurrent turns."""
+
+    @property
+    def name(self) -> str:
+        """``provider:model`` — what ``ask --json`` reports as ``model``."""
+        ...
+
+    def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolSpec] = (),
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        timeout: float | None = None,
+        json_schema: dict[str, Any] | None = None,
+        on_text: TextCallback | None = None,
+    ) -> ChatResponse:
+        """One completion. With ``tools``, the model may answer with ``tool_calls`` (several:
+        parallel calls). ``json_schema`` asks for a JSON object of that schema as ``content``
+        (structured output; used by the expander/classifier and Q/A generation). ``on_text``
+        streams text deltas (the provider streams when it is given). Raises :class:`ModelError`
+        subclasses, never a provider SDK's own exception."""
+        ...
