@@ -2,46 +2,21 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from tansaku.cli import render
+from tansaku.cli.common import HomeOpt, JsonOpt, connect, emit_json, fail, out
 from tansaku.errors import TansakuError
 
-HomeOpt = Annotated[
-    Path | None,
-    typer.Option("--home", help="ワークスペースのフォルダ(既定: $TANSAKU_HOME または ./.tansaku)"),
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="JSON で出力する(機械向け)")]
-
-out = Console(soft_wrap=False)
-err = Console(stderr=True)
 group = typer.Typer(
     help="コレクションの一覧・削除",
     invoke_without_command=True,
     no_args_is_help=False,
 )
-
-
-def _fail(message: str, code: int = 1) -> typer.Exit:
-    err.print(f"[red]エラー:[/] {message}")
-    return typer.Exit(code)
-
-
-def _emit(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
-
-
-def _connect(home: Path | None, *, create: bool) -> Any:
-    import tansaku
-
-    return tansaku.connect(home, create=create)
 
 
 @group.callback()
@@ -50,12 +25,12 @@ def listing(ctx: typer.Context, as_json: JsonOpt = False, home: HomeOpt = None) 
     if ctx.invoked_subcommand is not None:
         return
     try:
-        with _connect(home, create=False) as ts:
+        with connect(home, create=False) as ts:
             infos = ts.collections()
     except TansakuError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if as_json:
-        _emit(
+        emit_json(
             {
                 "collections": [
                     vars(i) | {"teams": list(i.teams), "axes": list(i.axes)} for i in infos
@@ -81,14 +56,14 @@ def delete(
     )
     if not yes:
         if not sys.stdin.isatty():
-            raise _fail(f"{what}を削除するには --yes を付けてください", 2)
+            raise fail(f"{what}を削除するには --yes を付けてください", 2)
         if not typer.confirm(f"{what}を削除します。元に戻せません。よろしいですか?"):
             raise typer.Exit(1)
     try:
-        with _connect(home, create=False) as ts:
+        with connect(home, create=False) as ts:
             ts.delete_collection(name, team=team)
     except TansakuError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     out.print(f"{what}を削除しました")
 
 
@@ -101,12 +76,12 @@ def doctor(
     from tansaku.doctor import check
 
     try:
-        with _connect(home, create=False) as ts:
+        with connect(home, create=False) as ts:
             findings = check(ts, fix=fix)
     except TansakuError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if as_json:
-        _emit({"findings": [f.to_dict() for f in findings]})
+        emit_json({"findings": [f.to_dict() for f in findings]})
     elif not findings:
         out.print("問題は見つかりませんでした")
     else:

@@ -4,34 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
 from tansaku.cli import render
+from tansaku.cli.common import HomeOpt, JsonOpt, TeamOpt, emit_json, err, fail, out
 from tansaku.errors import TansakuError
 from tansaku.workspace import DEFAULT_TEAM, Workspace
-
-HomeOpt = Annotated[
-    Path | None,
-    typer.Option("--home", help="ワークスペースのフォルダ(既定: $TANSAKU_HOME または ./.tansaku)"),
-]
-TeamOpt = Annotated[str, typer.Option("--team", "-t", help="チーム(テナント)名")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="JSON で出力する(機械向け)")]
-out = Console(soft_wrap=False)
-err = Console(stderr=True)
-
-
-def _fail(message: str, code: int = 1) -> typer.Exit:
-    err.print(f"[red]エラー:[/] {render.safe(message)}")
-    return typer.Exit(code)
-
-
-def _emit(obj: Any) -> None:
-    sys.stdout.write(render.json_safe(json.dumps(obj, ensure_ascii=False, indent=2)) + "\n")
 
 
 def _tables(home: Path | None) -> Any:
@@ -65,19 +46,19 @@ def ask(
     from tansaku.text.dates import parse_now
 
     if not question.strip():
-        raise _fail("質問が空です", 2)
+        raise fail("質問が空です", 2)
     try:
         clock = parse_now(now) if now else None
     except ValueError as exc:
-        raise _fail(str(exc), 2) from None
+        raise fail(str(exc), 2) from None
     tables = _tables(home)
     try:
         with tansaku.connect(home, create=False) as ts, tables or contextlib.nullcontext():
             answer = run(ts, question, team=team, now=clock, tables=tables)
     except TansakuError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if as_json:
-        _emit(answer.to_dict())
+        emit_json(answer.to_dict())
         return
     if show_thoughts:
         for event in answer.events[:-1]:
@@ -104,9 +85,9 @@ def unanswered(
         with tansaku.connect(home, create=False) as ts:
             items = unanswered_log(ts).list(team=team)
     except TansakuError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if as_json:
-        _emit({"unanswered": [u.to_dict() for u in items]})
+        emit_json({"unanswered": [u.to_dict() for u in items]})
         return
     if not items:
         out.print("答えられなかった質問はありません")

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from tansaku.cli import render
+from tansaku.cli.common import HomeOpt
 from tansaku.errors import TansakuError
 from tansaku.ingest.pipeline import IngestReport
 
@@ -21,7 +22,7 @@ demo_app = typer.Typer(
 
 def _clock(now: str | None) -> datetime:
     """``--now`` as an aware Tokyo datetime; the current time when not given."""
-    from tansaku.cli.main import fail
+    from tansaku.cli.common import fail
     from tansaku.text.dates import now_tokyo, parse_now
 
     if now is None:
@@ -34,7 +35,9 @@ def _clock(now: str | None) -> datetime:
 
 def _build(home: Path | None, clock: datetime) -> bool:
     """Build or update the demo for the day of ``clock``; True when the tables were installed."""
-    from tansaku.cli.main import _connect, _progress_bar, err, fail, out
+    from tansaku.cli.common import connect as _connect
+    from tansaku.cli.common import err, fail, out
+    from tansaku.cli.common import progress_bar as _progress_bar
     from tansaku.demo.build import build_demo, install_tables
     from tansaku.demo.days import demo_window
 
@@ -74,7 +77,8 @@ def _build(home: Path | None, clock: datetime) -> bool:
 
 
 def _run(home: Path | None, clock: datetime, *, tables: bool) -> None:
-    from tansaku.cli.main import _connect, fail, out
+    from tansaku.cli.common import connect as _connect
+    from tansaku.cli.common import fail, out
     from tansaku.demo.build import SAMPLE_QUERIES, demo_hints
     from tansaku.demo.days import demo_today
 
@@ -95,10 +99,6 @@ def _run(home: Path | None, clock: datetime, *, tables: bool) -> None:
         )
 
 
-HomeOpt = Annotated[
-    Path | None,
-    typer.Option("--home", help="ワークスペースのフォルダ(既定: $TANSAKU_HOME または ./.tansaku)"),
-]
 NowOpt = Annotated[
     str | None,
     typer.Option(

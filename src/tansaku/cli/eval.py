@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from tansaku.cli.common import fail
 from tansaku.errors import TansakuError
 from tansaku.workspace import DEFAULT_TEAM
 
@@ -28,11 +29,6 @@ def _default_connect(home: Path | None) -> Any:
     import tansaku
 
     return tansaku.connect(home)
-
-
-def _fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"[red]エラー:[/] {message}", highlight=False)
-    return typer.Exit(1)
 
 
 def _print_table(report: Any) -> None:
@@ -136,7 +132,7 @@ def register(app: typer.Typer, *, connect: ConnectFn | None = None) -> None:
                 report = run_eval(ts, ds, configs or None, team=team, progress=progress, keep=keep)
             written = write_report(report, out) if out is not None else None
         except TansakuError as exc:
-            raise _fail(str(exc)) from None
+            raise fail(str(exc)) from None
         if as_json:
             sys.stdout.write(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n")
         else:

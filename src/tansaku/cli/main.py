@@ -8,36 +8,33 @@ only with ``tansaku --debug ...`` or ``TANSAKU_DEBUG=1``.
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from typer.core import TyperGroup
 
 from tansaku.cli import render
+from tansaku.cli.common import (
+    HomeOpt,
+    JsonOpt,
+    TeamOpt,
+    emit_json,
+    err,
+    fail,
+    library_error,
+    out,
+)
+from tansaku.cli.common import connect as _connect
+from tansaku.cli.common import progress_bar as _progress_bar
 from tansaku.errors import InvalidRequest, TansakuError
 from tansaku.search.limits import MAX_TOP_K
 from tansaku.workspace import DEFAULT_TEAM, Workspace
 
 DEBUG_ENV = "TANSAKU_DEBUG"
 _DEBUG_META = "tansaku.debug"
-
-out = Console(soft_wrap=False)
-err = Console(stderr=True)
 
 
 def _debug(ctx: typer.Context) -> bool:
@@ -100,56 +97,11 @@ def _root(
     ctx.meta[_DEBUG_META] = debug
 
 
-TeamOpt = Annotated[str, typer.Option("--team", "-t", help="チーム(テナント)名")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="JSON で出力する(機械向け)")]
-HomeOpt = Annotated[
-    Path | None,
-    typer.Option("--home", help="ワークスペースのフォルダ(既定: $TANSAKU_HOME または ./.tansaku)"),
-]
-
-
-def fail(message: str, code: int = 1) -> typer.Exit:
-    err.print(f"[red]エラー:[/] {render.safe(message)}", soft_wrap=True)
-    return typer.Exit(code)
-
-
-def library_error(exc: TansakuError) -> typer.Exit:
-    """A library error as a message and an exit code: 2 for an invalid request, else 1."""
-    return fail(str(exc), 2 if isinstance(exc, InvalidRequest) else 1)
-
-
-def emit_json(obj: Any) -> None:
-    text = json.dumps(obj, ensure_ascii=False, indent=2, default=str)
-    sys.stdout.write(render.json_safe(text) + "\n")
-
-
-def _connect(home: Path | None, *, create: bool = True) -> Any:
-    """The workspace; read commands pass ``create=False`` (a mistyped --home is an error, not a
-    new empty workspace)."""
-    import tansaku
-
-    return tansaku.connect(home, create=create)
-
-
 @app.command()
 def init(home: HomeOpt = None) -> None:
     """ワークスペースを作成する。"""
     ws = Workspace.from_env(home).ensure()
     out.print(f"ワークスペースを用意しました: {ws.home}")
-
-
-def _progress_bar() -> Progress:
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TaskProgressColumn(),
-        TextColumn("{task.fields[rate]}"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err,
-        transient=True,
-    )
 
 
 @app.command()

@@ -9,7 +9,6 @@ outcome exactly as the agent's tool returns it.
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -21,6 +20,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from tansaku.cli import render
+from tansaku.cli.common import EXIT_ERROR, EXIT_OK, EXIT_REJECTED, HomeOpt, JsonOpt, emit_json, fail
 from tansaku.errors import TansakuError
 from tansaku.tables import (
     AnalyticsError,
@@ -38,13 +38,6 @@ from tansaku.tables import (
 from tansaku.tables.results import TRUNCATED_NOTICE
 from tansaku.workspace import Workspace
 
-EXIT_OK, EXIT_ERROR, EXIT_REJECTED = 0, 1, 2
-
-JsonOpt = Annotated[bool, typer.Option("--json", help="JSON で出力する(機械向け)")]
-HomeOpt = Annotated[
-    Path | None,
-    typer.Option("--home", help="ワークスペースのフォルダ(既定: $TANSAKU_HOME または ./.tansaku)"),
-]
 StoreOpt = Annotated[str | None, typer.Option("--store", help="この店舗の日報だけを集計する")]
 AllStoresOpt = Annotated[bool, typer.Option("--all-stores", help="全店舗を集計する(既定)")]
 FromOpt = Annotated[str | None, typer.Option("--from", help="開始日 YYYY-MM-DD")]
@@ -73,22 +66,11 @@ def _out() -> Console:
     return Console(soft_wrap=False)
 
 
-def _fail(message: str, code: int) -> typer.Exit:
-    Console(stderr=True, soft_wrap=True).print(
-        f"[red]エラー:[/] {escape(message)}", markup=True, highlight=False
-    )
-    return typer.Exit(code)
-
-
-def _emit_json(obj: Any) -> None:
-    sys.stdout.write(render.json_safe(json.dumps(obj, ensure_ascii=False, indent=2)) + "\n")
-
-
 def _open(home: Path | None) -> TableDatabase:
     try:
         return TableDatabase(load_tables_config(Workspace.from_env(home).tables_file))
     except TansakuError as e:
-        raise _fail(str(e), EXIT_ERROR) from None
+        raise fail(str(e), EXIT_ERROR) from None
 
 
 def _cell(value: Any, width: int = 60) -> str:
@@ -122,7 +104,7 @@ def list_tables(json_out: JsonOpt = False, home: HomeOpt = None) -> None:
             for t in db.config.tables
         ]
     if json_out:
-        _emit_json({"tables": items})
+        emit_json({"tables": items})
         return
     if not items:
         _out().print("テーブルはまだありません。`tansaku demo` でサンプルを登録できます")
@@ -158,7 +140,7 @@ def run_sql(
         try:
             runner = sql_tool(db, tool)
         except TansakuError as e:
-            raise _fail(str(e), EXIT_REJECTED) from None
+            raise fail(str(e), EXIT_REJECTED) from None
         outcome = runner.run(sql)
     code = (
         EXIT_REJECTED
@@ -168,10 +150,10 @@ def run_sql(
         else EXIT_OK
     )
     if json_out:
-        _emit_json(outcome.to_dict())
+        emit_json(outcome.to_dict())
         raise typer.Exit(code)
     if isinstance(outcome, SqlRejected | SqlFailed):
-        raise _fail(outcome.error, code)
+        raise fail(outcome.error, code)
     out = _out()
     if not outcome.results:
         out.print(f"0件: {outcome.message}")
@@ -192,7 +174,7 @@ def run_sql(
 
 def _scope(store: str | None, all_stores: bool) -> StoreScope:
     if store and all_stores:
-        raise _fail("--store と --all-stores は同時に指定できません", EXIT_REJECTED)
+        raise fail("--store と --all-stores は同時に指定できません", EXIT_REJECTED)
     return StoreScope.only(store) if store else StoreScope.all_stores()
 
 
@@ -218,10 +200,10 @@ def _dates(
     try:
         clock = parse_now(now) if now else None
     except ValueError as e:
-        raise _fail(str(e), EXIT_REJECTED) from None
+        raise fail(str(e), EXIT_REJECTED) from None
     if period is not None:
         if date_from or date_to:
-            raise _fail(
+            raise fail(
                 "--period と --from/--to は同時に指定できません。どちらか一方にしてください",
                 EXIT_REJECTED,
             )
@@ -229,7 +211,7 @@ def _dates(
         try:
             p = period_of(period, clock)
         except AnalyticsError as e:
-            raise _fail(str(e), EXIT_REJECTED) from None
+            raise fail(str(e), EXIT_REJECTED) from None
         return _Dates(p.start.isoformat(), p.end.isoformat(), period.strip(), clock)
     if clock is not None and not date_to:
         return _Dates(date_from, clock.date().isoformat(), None, clock)
@@ -248,16 +230,16 @@ def _run_stats(
         try:
             result = compute(db)
         except AnalyticsError as e:
-            raise _fail(str(e), EXIT_REJECTED) from None
+            raise fail(str(e), EXIT_REJECTED) from None
         except TansakuError as e:
-            raise _fail(str(e), EXIT_ERROR) from None
+            raise fail(str(e), EXIT_ERROR) from None
     data = result.to_dict()
     if dates is not None and dates.period is not None:
         data["period_expression"] = dates.period
     if dates is not None and dates.now is not None:
         data["now"] = dates.now.isoformat(timespec="minutes")
     if json_out:
-        _emit_json(data)
+        emit_json(data)
         return
     if dates is not None and dates.period is not None and dates.now is not None:
         resolved = data["period"]

@@ -1,0 +1,97 @@
+"""What every ``tansaku`` command shares: the consoles, the common options, the error and JSON
+helpers and the workspace connection — so that each command module is a thin adapter.
+
+Messages for people go to stderr in Japanese (``fail``); ``--json`` output goes to stdout as one
+JSON object (``emit_json``), with the characters a terminal would interpret made visible.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from tansaku.cli import render
+from tansaku.errors import InvalidRequest, TansakuError
+
+if TYPE_CHECKING:
+    from tansaku.client import Tansaku
+
+EXIT_OK, EXIT_ERROR, EXIT_REJECTED = 0, 1, 2
+
+out = Console(soft_wrap=False)
+err = Console(stderr=True)
+
+TeamOpt = Annotated[str, typer.Option("--team", "-t", help="チーム(テナント)名")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="JSON で出力する(機械向け)")]
+HomeOpt = Annotated[
+    Path | None,
+    typer.Option("--home", help="ワークスペースのフォルダ(既定: $TANSAKU_HOME または ./.tansaku)"),
+]
+
+
+def fail(message: str, code: int = EXIT_ERROR) -> typer.Exit:
+    """Print ``message`` as an error on stderr; ``raise fail(...)`` ends the command."""
+    err.print(f"[red]エラー:[/] {render.safe(message)}", soft_wrap=True, highlight=False)
+    return typer.Exit(code)
+
+
+def library_error(exc: TansakuError) -> typer.Exit:
+    """A library error as a message and an exit code: 2 for an invalid request, else 1."""
+    return fail(str(exc), EXIT_REJECTED if isinstance(exc, InvalidRequest) else EXIT_ERROR)
+
+
+def emit_json(obj: Any) -> None:
+    """``obj`` as indented JSON on stdout (non-ASCII kept, terminal controls made visible)."""
+    text = json.dumps(obj, ensure_ascii=False, indent=2, default=str)
+    sys.stdout.write(render.json_safe(text) + "\n")
+
+
+def connect(home: Path | None, *, create: bool = True) -> Tansaku:
+    """The workspace; read commands pass ``create=False`` (a mistyped --home is an error, not a
+    new empty workspace)."""
+    import tansaku
+
+    return tansaku.connect(home, create=create)
+
+
+def parse_now(value: str | None) -> datetime | None:
+    """``--now`` (YYYY-MM-DD[THH:MM]) as an aware Tokyo datetime, None when not given; a bad
+    value ends the command with exit code 2."""
+    if value is None:
+        return None
+    from tansaku.text.dates import parse_now as parse
+
+    try:
+        return parse(value)
+    except ValueError as exc:
+        raise fail(str(exc), EXIT_REJECTED) from None
+
+
+def progress_bar() -> Progress:
+    """A transient progress bar on stderr with rate and ETA (``rate`` field: a short text)."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TaskProgressColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+    )
