@@ -275,18 +275,36 @@ def search(
         render.print_search(out, result)
 
 
-def _register_subcommands() -> None:
-    from tansaku.cli import admin as admin_cmd
-    from tansaku.cli import ask as ask_cmd
-    from tansaku.cli import demo as demo_cmd
-    from tansaku.cli import eval as eval_cmd
-    from tansaku.cli import tables as tables_cmd  # imports duckdb/sqlglot only when run
+# Each module registers its commands with ``register(app)``; imported lazily so that a command's
+# heavy imports (duckdb, fastapi, mcp …) cost nothing to the others.
+_COMMAND_MODULES = (
+    "admin",
+    "ask",
+    "chat",
+    "demo",
+    "eval",
+    "feedback",
+    "keys",
+    "mcp",
+    "models",
+    "qa",
+    "serve",
+    "tables",
+)
 
-    admin_cmd.register(app)
-    ask_cmd.register(app)
-    demo_cmd.register(app)
-    eval_cmd.register(app)
-    tables_cmd.register(app)
+
+def _register_subcommands() -> None:
+    import importlib
+
+    for name in _COMMAND_MODULES:
+        module_name = f"tansaku.cli.{name}"
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:  # not written yet (work in progress this session)
+                continue
+            raise
+        module.register(app)
 
 
 _register_subcommands()
