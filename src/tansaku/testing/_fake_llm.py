@@ -1,0 +1,347 @@
+"""What the fake chat-model servers share: the script (replies, in a provider-neutral form), the
+recorded requests, and an HTTP server on 127.0.0.1 in a thread that can stream.
+
+A protocol module (:mod:`~tansaku.testing.fake_openai_server`,
+:mod:`~tansaku.testing.fake_gemini_server`) subclasses :class:`FakeChatServer` and implements
+``_route``: parse and validate a request the way the real server does, then render the
+:class:`Reply` the script gives for it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Literal
+
+FakeRole = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True)
+class ScriptedCall:
+    """A tool call the fake model makes. ``arguments`` as a string is sent verbatim (it may be
+    malformed JSON on purpose); a mapping is serialised."""
+
+    name: str
+    arguments: str | Mapping[str, Any] = "{}"
+    id: str | None = None
+
+    def arguments_text(self) -> str:
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(dict(self.arguments), ensure_ascii=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reply:
+    """One scripted answer of the fake model (or one misbehaviour of the server)."""
+
+    text: str = ""
+    tool_calls: tuple[ScriptedCall, ...] = ()
+    refusal: str | None = None
+    """The model declines (OpenAI ``message.refusal``; Gemini ``finishReason: SAFETY``)."""
+    status: int | None = None
+    """Answer with this HTTP error instead (e.g. 429, 500, 401)."""
+    error_message: str = ""
+    retry_after: float | None = None
+    """Seconds for the ``Retry-After`` header of an error."""
+    delay_s: float = 0.0
+    """Wait this long before answering (longer than the client's timeout: a timeout)."""
+    chunk_delay_s: float = 0.0
+    """Streamed replies: wait this long between chunks."""
+    finish_reason: str | None = None
+    """Override the protocol's finish reason (e.g. ``"length"`` / ``"MAX_TOKENS"``)."""
+
+    @classmethod
+    def say(cls, text: str, **kw: Any) -> Reply:
+        return cls(text=text, **kw)
+
+    @classmethod
+    def call(
+        cls, name: str, arguments: str | Mapping[str, Any] = "{}", *, id: str | None = None
+    ) -> Reply:
+        return cls(tool_calls=(ScriptedCall(name, arguments, id),))
+
+    @classmethod
+    def calls(cls, *calls: ScriptedCall | tuple[str, str | Mapping[str, Any]]) -> Reply:
+        """Parallel tool calls in one reply."""
+        out = tuple(c if isinstance(c, ScriptedCall) else ScriptedCall(*c) for c in calls)
+        return cls(tool_calls=out)
+
+    @classmethod
+    def error(cls, status: int, message: str = "", *, retry_after: float | None = None) -> Reply:
+        return cls(status=status, error_message=message, retry_after=retry_after)
+
+    @classmethod
+    def refuse(cls, text: str = "I'm sorry, but I can't help with that.") -> Reply:
+        return cls(refusal=text)
+
+    @classmethod
+    def slow(cls, seconds: float, then: Reply | None = None) -> Reply:
+        return replace(then or cls(text="遅れてすみません"), delay_s=seconds)
+
+
+@dataclass(frozen=True, kw_only=True)
+class FakeMessage:
+    """A message of a request, the same for every protocol (for assertions and handlers)."""
+
+    role: FakeRole
+    content: str = ""
+    tool_calls: tuple[ScriptedCall, ...] = ()
+    name: str | None = None
+    """Tool results: the tool's name."""
+    tool_call_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChatTurn:
+    """A chat request the fake understood, in the same form for every protocol."""
+
+    model: str
+    messages: tuple[FakeMessage, ...]
+    tools: tuple[str, ...] = ()
+    json_schema: dict[str, Any] | None = None
+    stream: bool = False
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+    @property
+    def last(self) -> FakeMessage:
+        return self.messages[-1]
+
+    def tool_results(self) -> list[FakeMessage]:
+        """The tool messages after the last assistant turn (the observations just returned)."""
+        out: list[FakeMessage] = []
+        for m in reversed(self.messages):
+            if m.role != "tool":
+                break
+            out.append(m)
+        return out[::-1]
+
+
+Handler = Callable[[ChatTurn], Reply]
+
+
+@dataclass(frozen=True)
+class FakeRequest:
+    """One HTTP request the fake received, recorded before any check."""
+
+    method: str
+    path: str
+    query: Mapping[str, str]
+    headers: Mapping[str, str]
+    body: Any
+    """The parsed JSON body, or ``None`` when it was not JSON."""
+    turn: ChatTurn | None = field(default=None, compare=False)
+    """The chat request as understood (None when it was rejected)."""
+
+
+Response = tuple[int, dict[str, str], bytes | Iterable[bytes]]
+
+
+def json_response(status: int, payload: Any, headers: Mapping[str, str] | None = None) -> Response:
+    data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    return status, {"Content-Type": "application/json", **(headers or {})}, data
+
+
+def sse(payload: Any) -> bytes:
+    return b"data: " + json.dumps(payload, ensure_ascii=False).encode("utf-8") + b"\n\n"
+
+
+def fragments(text: str, size: int = 4) -> list[str]:
+    """``text`` cut in pieces of ``size`` characters (how a streamed reply arrives)."""
+    return [text[i : i + size] for i in range(0, len(text), size)] if text else []
+
+
+def count_tokens(text: str) -> int:
+    """A deterministic stand-in for a tokenizer: one token per two characters."""
+    return (len(text) + 1) // 2
+
+
+class FakeChatServer:
+    """A chat-model server on 127.0.0.1 (ephemeral port) in a background thread, answering from
+    a script: a queue of :class:`Reply` (``script(...)``), else ``handler(turn)``."""
+
+    server_name = "FakeChat/1.0"
+
+    def __init__(
+        self,
+        replies: Iterable[Reply] = (),
+        *,
+        handler: Handler | None = None,
+        api_key: str | None = None,
+        model: str = "fake-model",
+    ) -> None:
+        self.handler = handler
+        self.api_key = api_key
+        self.model = model
+        self._replies: deque[Reply] = deque(replies)
+        self._requests: list[FakeRequest] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- script ---------------------------------------------------------------------------------
+
+    def script(self, *replies: Reply) -> None:
+        """Queue replies; each chat request takes the next one."""
+        with self._lock:
+            self._replies.extend(replies)
+
+    @property
+    def pending(self) -> int:
+        """Scripted replies not used yet."""
+        with self._lock:
+            return len(self._replies)
+
+    def next_reply(self, turn: ChatTurn) -> Reply | None:
+        with self._lock:
+            if self._replies:
+                return self._replies.popleft()
+        return self.handler(turn) if self.handler is not None else None
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep (woken early when the server closes); True when it is closing."""
+        return seconds > 0 and self._stop.wait(seconds)
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> FakeChatServer:
+        if self._httpd is None:
+            self._stop.clear()
+            self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
+            self._httpd.fake = self
+            self._thread = threading.Thread(
+                target=self._httpd.serve_forever,
+                kwargs={"poll_interval": 0.01},
+                name=type(self).__name__,
+                daemon=True,
+            )
+            self._thread.start()
+        return self
+
+    def close(self) -> None:
+        if self._httpd is None:
+            return
+        self._stop.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join()
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self) -> Any:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT`` (no trailing slash)."""
+        if self._httpd is None:
+            raise RuntimeError(f"{type(self).__name__} is not running: use `with` or start()")
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    @property
+    def requests(self) -> list[FakeRequest]:
+        """Every request received so far, oldest first (a copy)."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def turns(self) -> list[ChatTurn]:
+        """The chat requests that were understood, oldest first."""
+        return [r.turn for r in self.requests if r.turn is not None]
+
+    def reset(self) -> None:
+        with self._lock:
+            self._requests.clear()
+            self._replies.clear()
+
+    # -- handling -------------------------------------------------------------------------------
+
+    def _record(self, request: FakeRequest) -> int:
+        with self._lock:
+            self._requests.append(request)
+            return len(self._requests) - 1
+
+    def _understood(self, index: int, turn: ChatTurn) -> None:
+        with self._lock:
+            old = self._requests[index]
+            self._requests[index] = FakeRequest(
+                old.method, old.path, old.query, old.headers, old.body, turn
+            )
+
+    def _route(self, method: str, request: FakeRequest, index: int) -> Response:
+        raise NotImplementedError
+
+    def handle(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, str],
+        headers: Mapping[str, str],
+        raw: bytes,
+    ) -> Response:
+        try:
+            body: Any = json.loads(raw.decode("utf-8")) if raw else None
+        except (UnicodeDecodeError, ValueError):
+            body = None
+        request = FakeRequest(method, path, dict(query), dict(headers), body)
+        return self._route(method, request, self._record(request))
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    fake: FakeChatServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that gave up (timeout) is expected
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _dispatch(self, method: str) -> None:
+        path, _, qs = self.path.partition("?")
+        query = {k: v for k, _, v in (p.partition("=") for p in qs.split("&") if p)}
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length > 0 else b""
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        status, out_headers, data = self.server.fake.handle(method, path, query, headers, raw)
+        try:
+            self.send_response(status)
+            self.send_header("Server", self.server.fake.server_name)
+            for key, value in out_headers.items():
+                self.send_header(key, value)
+            if isinstance(data, bytes):
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return
+            self.send_header("Connection", "close")  # the body ends when the stream closes
+            self.end_headers()
+            for chunk in _chunks(data):
+                self.wfile.write(chunk)
+                self.wfile.flush()
+        except OSError:
+            pass  # the client timed out and closed the connection
+
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+
+def _chunks(data: Iterable[bytes]) -> Iterator[bytes]:
+    yield from data
