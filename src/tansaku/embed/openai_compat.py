@@ -1,0 +1,219 @@
+"""Embeddings from any server speaking OpenAI's ``POST /v1/embeddings``.
+
+OpenAI itself, and the self-hosted servers teams run on a GPU box: Hugging Face TEI, vLLM,
+Infinity, Ollama. Uses the official ``openai`` SDK (the ``llm`` extra) with its own retries
+off: batching, parallel requests, retries and checks are :mod:`tansaku.embed.remote`'s, the
+same for every provider::
+
+    emb = OpenAIEmbedder(base_url="http://gpu-box:8080/v1", model="intfloat/multilingual-e5-large")
+    emb.embed_queries(["冷蔵庫の温度異常"]).shape   # (1, 1024)
+"""
+
+from __future__ import annotations
+
+import base64
+import email.utils
+import os
+import re
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from tansaku.embed.remote import (
+    E5_PREFIXES,
+    TIMEOUT_CAUSE,
+    BatchRunner,
+    EmbeddingError,
+    RemoteOptions,
+    Retryable,
+    is_retryable_status,
+    model_name,
+    redact_url,
+    status_cause,
+)
+from tansaku.errors import ConfigError, MissingExtra
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+_E5_MODEL = re.compile(r"(^|/)(multilingual-)?e5-(small|base|large)(-v2)?($|[-_:])", re.I)
+
+
+def default_prefixes(model: str) -> tuple[str, str]:
+    """``("query: ", "passage: ")`` for the e5 family (which was trained with them), else none.
+    Instruction-tuned variants (``e5-mistral``, ``-instruct``) take instructions instead."""
+    if _E5_MODEL.search(model) and "instruct" not in model.lower():
+        return E5_PREFIXES
+    return ("", "")
+
+
+def retry_after(headers: Any) -> float | None:
+    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    if headers is None:
+        return None
+    raw_ms = headers.get("retry-after-ms")
+    try:
+        if raw_ms is not None:
+            return max(float(raw_ms) / 1000.0, 0.0)
+    except ValueError:
+        pass
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        return max(float(raw), 0.0)
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(raw) if raw else None
+        return max(parsed.timestamp() - time.time(), 0.0) if parsed else None
+
+
+def error_detail(body: Any) -> str:
+    """The server's own words from an error body (OpenAI, TEI, vLLM and Ollama shapes)."""
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            inner = inner.get("message") or inner.get("detail") or ""
+        return str(inner or body.get("message") or body.get("detail") or "")
+    return str(body or "")
+
+
+class OpenAIEmbedder:
+    """An :class:`~tansaku.embed.base.Embedder` over an OpenAI-compatible server.
+
+    ``dimensions`` asks the server for shorter vectors (OpenAI's ``text-embedding-3`` models;
+    most self-hosted servers refuse it). ``dim`` is the expected dimension; when neither is
+    given it is learned from the first answer (reading :attr:`dim` first sends one short
+    request). ``query_prefix``/``passage_prefix`` default to ``"query: "``/``"passage: "`` for
+    e5 models and to nothing otherwise. ``encoding_format`` ``"base64"`` (what the SDK sends by
+    default: a quarter of the JSON) or ``"float"`` for servers that only speak that.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str = OPENAI_BASE_URL,
+        api_key: str | None = None,
+        dimensions: int | None = None,
+        dim: int | None = None,
+        query_prefix: str | None = None,
+        passage_prefix: str | None = None,
+        encoding_format: str = "base64",
+        options: RemoteOptions | None = None,
+    ) -> None:
+        if not model:
+            raise ConfigError("埋め込みモデル名(model)を指定してください")
+        if not base_url.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"base_url は http:// か https:// で始まる URL にしてください(現在: {base_url!r})"
+            )
+        if encoding_format not in ("base64", "float"):
+            raise ConfigError(f"encoding_format は base64 か float です(現在: {encoding_format!r})")
+        for label, value in (("dimensions", dimensions), ("dim", dim)):
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise ConfigError(f"{label} は 1 以上の整数にしてください(現在: {value!r})")
+        if dimensions and dim and dimensions != dim:
+            raise ConfigError(f"dimensions ({dimensions}) と dim ({dim}) が食い違っています")
+        q, p = default_prefixes(model)
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.dimensions = dimensions
+        self.prefixes = (q if query_prefix is None else query_prefix,
+                         p if passage_prefix is None else passage_prefix)  # fmt: skip
+        self.encoding_format = encoding_format
+        self.options = options or RemoteOptions()
+        self.endpoint = f"{redact_url(self.base_url)}/embeddings"
+        self._api_key = api_key
+        self._runner = BatchRunner(self.endpoint, self.options, dimensions or dim)
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"OpenAIEmbedder(model={self.model!r}, endpoint={self.endpoint!r})"
+
+    @property
+    def name(self) -> str:
+        return model_name("openai", self.model, self.dimensions, self.prefixes)
+
+    @property
+    def dim(self) -> int:
+        return self._runner.probe_dim(lambda: self.embed_queries(["次元の確認"]))
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """Requests sent and retries so far (for reports and benchmarks)."""
+        return {"requests": self._runner.requests, "retries": self._runner.retries}
+
+    def close(self) -> None:
+        self._runner.close()
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    def _sdk(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                try:
+                    import openai
+                except ImportError as err:
+                    raise MissingExtra("openai", "llm", "OpenAI 互換サーバーでの埋め込み") from err
+                key = self._api_key
+                if not key and self.base_url == OPENAI_BASE_URL:
+                    key = os.environ.get("OPENAI_API_KEY")
+                self._client = openai.OpenAI(
+                    base_url=self.base_url,
+                    api_key=key or "unused",  # self-hosted servers without auth ignore it
+                    timeout=self.options.timeout,
+                    max_retries=0,
+                )
+            return self._client
+
+    def _send(self, texts: list[str]) -> list[Any]:
+        import openai
+
+        extra: dict[str, Any] = {"dimensions": self.dimensions} if self.dimensions else {}
+        try:
+            response = self._sdk().embeddings.create(
+                model=self.model, input=texts, encoding_format=self.encoding_format, **extra
+            )
+        except openai.APITimeoutError:
+            cause = f"{TIMEOUT_CAUSE}({self.options.timeout:g} 秒)"
+            raise Retryable(cause, timed_out=True) from None
+        except openai.APIConnectionError as err:
+            raise Retryable(f"接続できません({err.__cause__ or err})") from None
+        except openai.APIStatusError as err:
+            cause = status_cause(err.status_code, error_detail(err.body))
+            if is_retryable_status(err.status_code):
+                hint = retry_after(err.response.headers)
+                raise Retryable(cause, status=err.status_code, retry_after=hint) from None
+            raise EmbeddingError(self.endpoint, cause, status=err.status_code) from None
+        except openai.OpenAIError as err:  # e.g. a body that is not an embedding list
+            raise EmbeddingError(self.endpoint, f"応答を読めません({err})") from None
+        data = sorted(response.data or [], key=lambda d: d.index)
+        if [d.index for d in data] != list(range(len(data))):
+            raise EmbeddingError(self.endpoint, "応答の index が 0 から連続していません")
+        return [_decode(self.endpoint, d.embedding) for d in data]
+
+    def _embed(self, texts: Sequence[str], prefix: str) -> np.ndarray:
+        return self._runner.run([prefix + t for t in texts], self._send)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, self.prefixes[0])
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, self.prefixes[1])
+
+
+def _decode(endpoint: str, value: Any) -> Any:
+    """A base64 string of little-endian float32s, or a list of numbers as it came."""
+    if isinstance(value, str):
+        try:
+            raw = base64.b64decode(value, validate=True)
+        except ValueError:
+            raise EmbeddingError(endpoint, "base64 のベクトルを読めません") from None
+        if len(raw) % 4:
+            raise EmbeddingError(endpoint, "base64 のベクトルの長さが float32 の倍数ではありません")
+        return np.frombuffer(raw, dtype="<f4")
+    return value
