@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from tansaku.tools.analytics import ANALYTICS_TOOLS, sql_tool_specs
+from tansaku.tools.knowledge import knowledge_specs
 from tansaku.tools.registry import Toolset
 from tansaku.tools.search import SEARCH_TOOLS
 from tansaku.tools.spec import ToolError, ToolScope, ToolSpec, parameters_of, tool
@@ -20,7 +21,12 @@ from tansaku.workspace import DEFAULT_TEAM, validate_name
 if TYPE_CHECKING:
     from tansaku.client import Tansaku
 
-DEFAULT_COLLECTIONS = {"reports": "reports", "manuals": "manuals"}
+DEFAULT_COLLECTIONS = {
+    "reports": "reports",
+    "manuals": "manuals",
+    "notes": "notes",
+    "cards": "cards",
+}
 
 
 def toolset(
@@ -32,9 +38,11 @@ def toolset(
     tables: Any = None,
     store: str | None = None,
 ) -> Toolset:
-    """The built-in tools bound to ``team`` and ``collections`` (role → collection name); with
-    ``tables`` (a ``TableDatabase``) also the statistics and the registry's SQL tools, scoped
-    to ``store`` when given."""
+    """The built-in tools bound to ``team`` and ``collections`` (role → collection name:
+    ``reports``, ``manuals``, ``notes``, ``cards``; any other role is searched by
+    ``search_rag_knowledge_base``); with ``tables`` (a ``TableDatabase``) also the statistics
+    and the registry's SQL tools, scoped to ``store`` when given. The lab-note and card tools
+    are there when their collection exists; the lab-note modes are its axes."""
     validate_name(team, "チーム名")
     scope = ToolScope(
         client=client,
@@ -44,7 +52,7 @@ def toolset(
         tables=tables,
         store=store,
     )
-    specs = list(SEARCH_TOOLS)
+    specs = [*SEARCH_TOOLS, *knowledge_specs(scope)]
     if tables is not None:
         specs += [*ANALYTICS_TOOLS, *sql_tool_specs(tables)]
     return Toolset(specs, scope)
