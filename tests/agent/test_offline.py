@@ -4,52 +4,15 @@ statistics in a template, honest refusals written to the unanswered log, and ``t
 from __future__ import annotations
 
 import json
-from datetime import datetime
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 import tansaku
 from tansaku.agent import answer_offline, ask, unanswered_log
-from tansaku.demo.reports import generate, write_reports_jsonl
-from tansaku.testing import HashEmbedder
-from tansaku.text.dates import TOKYO
 from tansaku.tools import toolset
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-NOW = datetime(2025, 12, 11, 9, 0, tzinfo=TOKYO)
-
-
-@pytest.fixture(scope="module")
-def home(tmp_path_factory):
-    base = tmp_path_factory.mktemp("agent")
-    src = write_reports_jsonl(generate(NOW), base / "reports.jsonl")
-    ws = base / "ws"
-    with tansaku.connect(ws, embedder=HashEmbedder(32)) as client:
-        cfg = EXAMPLES / "configs"
-        assert client.ingest([src], collection="reports", config=cfg / "reports.toml").ok
-        assert client.ingest(
-            [EXAMPLES / "manuals"], collection="manuals", config=cfg / "manuals.toml"
-        ).ok
-    return ws
-
-
-@pytest.fixture
-def ts(home):
-    with tansaku.connect(home, embedder=HashEmbedder(32)) as client:
-        yield client
-
-
-@pytest.fixture(scope="module")
-def tables(tmp_path_factory):
-    pytest.importorskip("duckdb")
-    from tansaku.tables import TableDatabase, install_demo_tables, load_tables_config
-
-    base = tmp_path_factory.mktemp("agent-tables")
-    install_demo_tables(base)
-    with TableDatabase(load_tables_config(base / "tables.toml")) as db:
-        yield db
+from .clock import NOW
 
 
 def _returned_docs(ts, answer) -> set[str]:
@@ -133,7 +96,7 @@ def test_cli_ask_json_and_unanswered(tmp_path, monkeypatch) -> None:
     result = runner.invoke(app, ["ask", "冷蔵庫の故障", "--now", "2025-12-11", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert set(data) == {"answer", "citations", "events", "unanswered", "model"}
+    assert set(data) == {"answer", "citations", "events", "conversation_id", "unanswered", "model"}
     assert data["model"] == "offline" and data["citations"][0]["doc_id"] == "r1"
     assert {e["type"] for e in data["events"]} >= {"thought", "tool_call", "tool_result", "answer"}
     human = runner.invoke(app, ["ask", "冷蔵庫の故障", "--now", "2025-12-11", "--show-thoughts"])

@@ -1,17 +1,32 @@
-"""Answers: the offline router (no LLM) today; the ReAct agent over chat models next.
+"""Answers with sources: the ReAct agent with reflection over a chat model, or — with no model
+configured, or when the model fails — the offline router's extractive answers.
 
->>> answer = tansaku.agent.ask(ts, "昨日のクレームは?")
->>> answer.text, [c.doc_id for c in answer.citations]
+>>> answer = tansaku.agent.ask(ts, "昨日の問題を教えて", team="default")
+>>> answer.text, [c.doc_id for c in answer.citations], answer.conversation_id
+>>> tansaku.agent.ask(ts, "その店舗の先週の売上は?", conversation_id=answer.conversation_id)
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from tansaku.agent.events import Answer, Citation, Event
+from tansaku.agent.citations import strip_markers
+from tansaku.agent.conversations import (
+    ConversationInfo,
+    ConversationNotFound,
+    Conversations,
+    Turn,
+    resolve_followup,
+    stores_in,
+)
+from tansaku.agent.events import Answer, Citation, Event, EventCallback, EventLog
+from tansaku.agent.models.base import ChatModel, Message
 from tansaku.agent.offline import answer_offline
+from tansaku.agent.react import AgentLimits, run_agent
 from tansaku.agent.unanswered import Unanswered, UnansweredLog
 from tansaku.tools import toolset
 from tansaku.workspace import DEFAULT_TEAM
@@ -19,9 +34,41 @@ from tansaku.workspace import DEFAULT_TEAM
 if TYPE_CHECKING:
     from tansaku.client import Tansaku
 
+HISTORY_TURNS = 10
+"""Prior turns (questions and answers) a follow-up sends to the model."""
+
 
 def unanswered_log(client: Tansaku) -> UnansweredLog:
     return UnansweredLog(client.workspace.home / "appdb.sqlite")
+
+
+def conversations(client: Tansaku) -> Conversations:
+    return Conversations(client.workspace.home / "appdb.sqlite")
+
+
+def configured_model(client: Tansaku) -> ChatModel | None:
+    """The workspace's configured chat model (``tansaku.agent.models.config``), or None."""
+    try:
+        config = importlib.import_module("tansaku.agent.models.config")
+    except ModuleNotFoundError as exc:
+        if exc.name != "tansaku.agent.models.config":
+            raise
+        return None
+    return cast("ChatModel | None", config.load_model(client.workspace.home))
+
+
+def history_messages(turns: Sequence[Turn]) -> list[Message]:
+    """Earlier turns as chat messages; an answer's markers (numbered for its own turn) become
+    the titles of its sources."""
+    out = []
+    for t in turns:
+        if t.role == "user":
+            out.append(Message.user(t.text))
+        else:
+            titles = "、".join(dict.fromkeys(c.title or c.doc_id for c in t.citations))
+            text = strip_markers(t.text).strip()
+            out.append(Message.assistant(f"{text}\n(出典: {titles})" if titles else text))
+    return out
 
 
 def ask(
@@ -33,10 +80,75 @@ def ask(
     now: datetime | None = None,
     tables: Any = None,
     store: str | None = None,
+    model: ChatModel | None = None,
+    conversation_id: str | None = None,
+    on_event: EventCallback | None = None,
+    offline: bool = False,
+    limits: AgentLimits | None = None,
 ) -> Answer:
-    """Answer ``question`` for ``team`` (no model: the offline router)."""
-    tools = toolset(client, team=team, collections=collections, now=now, tables=tables, store=store)
-    return answer_offline(question, tools, unanswered=unanswered_log(client))
+    """Answer ``question`` for ``team`` and record the turn in a conversation.
+
+    ``model`` (or the workspace's configured one) answers through the ReAct agent; with none,
+    or ``offline=True``, the offline router answers. ``conversation_id`` continues a
+    conversation of ``team`` (:class:`ConversationNotFound` otherwise); without it a new one
+    starts. ``store`` is the one store the caller may see in statistics; a question naming
+    exactly one store narrows an unrestricted caller to it. Events reach ``on_event`` as they
+    happen."""
+    convs = conversations(client)
+    turns = convs.history(conversation_id, team, HISTORY_TURNS * 2) if conversation_id else []
+    resolved = resolve_followup(question, [t.text for t in turns if t.role == "user"])
+    named = stores_in(resolved)
+    tools = toolset(
+        client,
+        team=team,
+        collections=collections,
+        now=now,
+        tables=tables,
+        store=store or (named[0] if len(named) == 1 else None),
+    )
+    chat = None if offline else (model or configured_model(client))
+    log = unanswered_log(client)
+    if chat is not None:
+        answer = run_agent(
+            question,
+            tools,
+            chat,
+            history=history_messages(turns),
+            limits=limits,
+            on_event=on_event,
+            unanswered=log,
+            offline_question=resolved,
+        )
+    else:
+        events = EventLog(on_event)
+        if resolved != question:
+            events.emit(Event(type="thought", text=f"前の質問から「{resolved}」と解釈しました"))
+        answer = answer_offline(resolved, tools, unanswered=log)
+        events.extend(answer.events)
+        answer = replace(answer, question=question, events=events.events)
+    cid = conversation_id or convs.new(team)
+    convs.append(cid, team, "user", question)
+    convs.append(cid, team, "assistant", answer.text, answer.citations)
+    return replace(answer, conversation_id=cid)
 
 
-__all__ = ["Answer", "Citation", "Event", "Unanswered", "UnansweredLog", "ask", "unanswered_log"]
+__all__ = [
+    "AgentLimits",
+    "Answer",
+    "Citation",
+    "ConversationInfo",
+    "ConversationNotFound",
+    "Conversations",
+    "Event",
+    "EventCallback",
+    "Turn",
+    "Unanswered",
+    "UnansweredLog",
+    "answer_offline",
+    "ask",
+    "configured_model",
+    "conversations",
+    "history_messages",
+    "run_agent",
+    "unanswered_log",
+]
