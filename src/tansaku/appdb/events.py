@@ -1,0 +1,224 @@
+"""Search events in the database: one row per search (the SEARCH_EVENT), keyed by ``query_id``.
+
+Feedback is rebuilt from these rows and the dashboard counts them. ``record`` takes the JSON
+event of :func:`tansaku.search.events.build_event` (the same dict the JSON-lines log writes);
+``record_result`` builds it from a :class:`~tansaku.search.types.SearchResult` and adds the top
+titles. Recording the same ``query_id`` twice keeps the first row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Integer, func, select
+from sqlalchemy.dialects import postgresql, sqlite
+
+from tansaku.appdb.errors import NotFound
+from tansaku.appdb.models import SearchEvent, utcnow
+
+if TYPE_CHECKING:
+    from tansaku.appdb.db import AppDB
+    from tansaku.search.types import SearchResult
+
+TOP_N = 5
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    query_id: str
+    team: str
+    collection: str
+    query: str
+    normalized_query: str
+    query_type: str
+    expanded_queries: tuple[str, ...]
+    axes: tuple[Mapping[str, Any], ...]
+    namespaces: tuple[str, ...]
+    stage: int
+    min_score: float | None
+    top_k: int | None
+    top_doc_ids: tuple[str, ...]
+    top_titles: tuple[str, ...]
+    top_scores: tuple[float, ...]
+    hit_count: int
+    zero_hit: bool
+    timings_ms: Mapping[str, float]
+    created_at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        for key in ("expanded_queries", "namespaces", "top_doc_ids", "top_titles", "top_scores"):
+            out[key] = list(out[key])
+        out["axes"] = [dict(a) for a in self.axes]
+        out["timings_ms"] = dict(self.timings_ms)
+        out["created_at"] = self.created_at.isoformat()
+        return out
+
+
+def _stored(row: SearchEvent) -> StoredEvent:
+    return StoredEvent(
+        query_id=row.query_id,
+        team=row.team,
+        collection=row.collection,
+        query=row.query,
+        normalized_query=row.normalized_query,
+        query_type=row.query_type,
+        expanded_queries=tuple(row.expanded_queries),
+        axes=tuple(row.axes),
+        namespaces=tuple(row.namespaces),
+        stage=row.stage,
+        min_score=row.min_score,
+        top_k=row.top_k,
+        top_doc_ids=tuple(row.top_doc_ids),
+        top_titles=tuple(row.top_titles),
+        top_scores=tuple(row.top_scores),
+        hit_count=row.hit_count,
+        zero_hit=row.zero_hit,
+        timings_ms=dict(row.timings_ms),
+        created_at=row.created_at,
+    )
+
+
+def _query_type(event: Mapping[str, Any]) -> str:
+    c = event.get("classification")
+    if isinstance(c, Mapping):
+        return str(c.get("label") or "")
+    return str(event.get("query_type") or c or "")
+
+
+def _row_values(team: str, event: Mapping[str, Any], titles: Sequence[str]) -> dict[str, Any]:
+    known = {"event", "query_id", "ts", "tenant", "collection", "query", "normalized_query"}
+    known |= {"classification", "query_type", "expanded_queries", "axes", "namespaces"}
+    known |= {"retry_stage", "min_score", "top_k", "top5_scores", "top5_doc_ids", "hit_count"}
+    known |= {"zero_hit", "timings_ms"}
+    scores = [float(s) for s in event.get("top5_scores") or []][:TOP_N]
+    return {
+        "query_id": str(event["query_id"]),
+        "team": team,
+        "collection": str(event.get("collection") or ""),
+        "query": str(event.get("query") or ""),
+        "normalized_query": str(event.get("normalized_query") or ""),
+        "query_type": _query_type(event),
+        "expanded_queries": [str(q) for q in event.get("expanded_queries") or []],
+        "axes": [dict(a) for a in event.get("axes") or []],
+        "namespaces": [str(n) for n in event.get("namespaces") or []],
+        "stage": int(event.get("retry_stage") or 0),
+        "min_score": None if event.get("min_score") is None else float(event["min_score"]),
+        "top_k": None if event.get("top_k") is None else int(event["top_k"]),
+        "top_doc_ids": [str(d) for d in event.get("top5_doc_ids") or []][:TOP_N],
+        "top_titles": [str(t) for t in titles][:TOP_N],
+        "top_scores": scores,
+        "hit_count": int(event.get("hit_count") or 0),
+        "zero_hit": bool(event.get("zero_hit", not scores)),
+        "timings_ms": {str(k): float(v) for k, v in (event.get("timings_ms") or {}).items()},
+        "extra": {k: v for k, v in event.items() if k not in known},
+    }
+
+
+class EventRepo:
+    """Search events of a team (``db.events``)."""
+
+    def __init__(self, db: AppDB) -> None:
+        self.db = db
+
+    def record(
+        self,
+        team: str,
+        event: Mapping[str, Any],
+        *,
+        titles: Sequence[str] = (),
+        at: datetime | None = None,
+    ) -> None:
+        """Store ``event`` (a SEARCH_EVENT dict) for ``team``; a repeated query_id is ignored.
+
+        The team is the caller's (from its credentials); an event naming another tenant is a
+        programming error and raises ``ValueError``."""
+        tenant = event.get("tenant")
+        if tenant not in (None, team):
+            raise ValueError(f"event of tenant {tenant!r} recorded for team {team!r}")
+        if not event.get("query_id"):
+            raise ValueError("a search event needs its query_id")
+        values = _row_values(team, event, titles)
+        values["created_at"] = at or utcnow()
+        dialect = postgresql if self.db.backend == "postgresql" else sqlite
+        stmt = dialect.insert(SearchEvent).values(**values)
+        with self.db.write() as s:
+            s.execute(stmt.on_conflict_do_nothing(index_elements=["query_id"]))
+
+    def record_result(self, team: str, result: SearchResult, *, at: datetime | None = None) -> None:
+        """Store the event of ``result`` with the titles of its top hits."""
+        from tansaku.search.events import build_event
+
+        titles = [str(h.record.metadata.get("title") or h.doc_id) for h in result.hits[:TOP_N]]
+        self.record(team, build_event(result), titles=titles, at=at)
+
+    def get(self, team: str, query_id: str) -> StoredEvent:
+        with self.db.read() as s:
+            row = s.scalars(
+                select(SearchEvent).where(
+                    SearchEvent.team == team, SearchEvent.query_id == query_id
+                )
+            ).first()
+            if row is None:
+                raise NotFound("検索 ID", query_id)
+            return _stored(row)
+
+    def find(
+        self,
+        team: str,
+        *,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        zero_hit: bool | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[StoredEvent]:
+        """The team's events, newest first; ``start``/``end`` a half-open time range."""
+        stmt = select(SearchEvent).where(SearchEvent.team == team)
+        if start is not None:
+            stmt = stmt.where(SearchEvent.created_at >= start)
+        if end is not None:
+            stmt = stmt.where(SearchEvent.created_at < end)
+        if zero_hit is not None:
+            stmt = stmt.where(SearchEvent.zero_hit.is_(zero_hit))
+        stmt = stmt.order_by(SearchEvent.id.desc()).limit(limit).offset(offset)
+        with self.db.read() as s:
+            return [_stored(r) for r in s.scalars(stmt)]
+
+    def count(
+        self, team: str, *, start: datetime | None = None, end: datetime | None = None
+    ) -> tuple[int, int]:
+        """(searches, zero-hit searches) of the team in the half-open range."""
+        stmt = select(
+            func.count(), func.coalesce(func.sum(SearchEvent.zero_hit.cast(Integer)), 0)
+        ).where(SearchEvent.team == team)
+        if start is not None:
+            stmt = stmt.where(SearchEvent.created_at >= start)
+        if end is not None:
+            stmt = stmt.where(SearchEvent.created_at < end)
+        with self.db.read() as s:
+            total, zero = s.execute(stmt).one()
+        return int(total), int(zero)
+
+    def top_zero_hit(
+        self, team: str, *, start: datetime, end: datetime, limit: int = 10
+    ) -> list[tuple[str, int]]:
+        """The most frequent zero-hit queries (normalised) of the team in the range."""
+        key = func.coalesce(func.nullif(SearchEvent.normalized_query, ""), SearchEvent.query)
+        stmt = (
+            select(key, func.count())
+            .where(
+                SearchEvent.team == team,
+                SearchEvent.zero_hit.is_(True),
+                SearchEvent.created_at >= start,
+                SearchEvent.created_at < end,
+            )
+            .group_by(key)
+            .order_by(func.count().desc(), key)
+            .limit(limit)
+        )
+        with self.db.read() as s:
+            return [(str(q), int(n)) for q, n in s.execute(stmt)]

@@ -1,0 +1,226 @@
+"""Feedback on searches (design 004): 👍 (+1) / 👎 (-1) with an optional reason.
+
+``submit`` validates the input, enforces the rate limit *in the database* (so several server
+workers agree), looks up the stored search event of ``query_id`` in the caller's team and stores
+the row with a ``meta`` rebuilt from that event — nothing the client sends besides
+``query_id``, ``rating`` and ``reason`` is trusted.
+
+Rate limit: :data:`RATE_LIMITS` (10 a minute and 100 an hour) per client, where the client is
+``key:<prefix>`` for an API key or ``ip:<address>`` without one. The count and the insert run in
+one write transaction serialised per client (``BEGIN IMMEDIATE`` on SQLite, a transaction-level
+advisory lock on PostgreSQL), so concurrent requests cannot both slip under the limit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import func, select, text
+
+from tansaku.appdb.errors import InvalidInput, NotFound, RateLimited
+from tansaku.appdb.models import Feedback, SearchEvent, utcnow
+from tansaku.appdb.sanitize import clean_reason
+
+if TYPE_CHECKING:
+    from tansaku.appdb.db import AppDB
+    from tansaku.appdb.stats import FeedbackStats
+
+#: (most accepted, within this window, the window's name in messages)
+RATE_LIMITS: tuple[tuple[int, timedelta, str], ...] = (
+    (10, timedelta(minutes=1), "1分"),
+    (100, timedelta(hours=1), "1時間"),
+)
+MAX_CLIENT_CHARS = 128
+
+
+@dataclass(frozen=True, slots=True)
+class FeedbackRecord:
+    id: int
+    query_id: str
+    team: str
+    rating: int
+    reason: str | None
+    client: str
+    meta: dict[str, Any]
+    created_at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "query_id": self.query_id,
+            "team": self.team,
+            "rating": self.rating,
+            "reason": self.reason,
+            "client": self.client,
+            "meta": self.meta,
+            "created_at": self.created_at.isoformat(),
+        }
+
+
+def _record(row: Feedback) -> FeedbackRecord:
+    return FeedbackRecord(
+        id=row.id,
+        query_id=row.query_id,
+        team=row.team,
+        rating=row.rating,
+        reason=row.reason,
+        client=row.client,
+        meta=dict(row.meta),
+        created_at=row.created_at,
+    )
+
+
+def event_meta(event: SearchEvent) -> dict[str, Any]:
+    """What a feedback row keeps of its search: from the stored event only."""
+    return {
+        "query": event.query,
+        "normalized_query": event.normalized_query,
+        "query_type": event.query_type,
+        "collection": event.collection,
+        "namespaces": list(event.namespaces),
+        "axes": list(event.axes),
+        "top_titles": list(event.top_titles),
+        "top_doc_ids": list(event.top_doc_ids),
+        "top_scores": list(event.top_scores),
+        "min_score": event.min_score,
+        "stage": event.stage,
+        "hit_count": event.hit_count,
+        "zero_hit": event.zero_hit,
+        "searched_at": event.created_at.isoformat(),
+    }
+
+
+def check_rating(rating: object) -> int:
+    if isinstance(rating, bool) or rating not in (-1, 1):
+        raise InvalidInput(f"rating は 1(良い)か -1(悪い)で指定してください(指定値: {rating!r})")
+    return int(rating)  # type: ignore[call-overload]
+
+
+def check_client(client: str) -> str:
+    if not client or len(client) > MAX_CLIENT_CHARS:
+        raise ValueError(f"feedback client id must be 1..{MAX_CLIENT_CHARS} chars: {client!r}")
+    return client
+
+
+def _retry_after(times: list[datetime], limit: int, window: timedelta, now: datetime) -> int:
+    """Seconds until the oldest of the last ``limit`` submissions leaves the window."""
+    oldest = sorted(times, reverse=True)[limit - 1]
+    return max(1, math.ceil((oldest + window - now).total_seconds()))
+
+
+class FeedbackRepo:
+    """Feedback of a team (``db.feedback``)."""
+
+    def __init__(self, db: AppDB) -> None:
+        self.db = db
+
+    def submit(
+        self,
+        team: str,
+        *,
+        query_id: str,
+        rating: int,
+        reason: str | None = None,
+        client: str,
+        now: datetime | None = None,
+    ) -> FeedbackRecord:
+        """Store a rating of the team's search ``query_id``.
+
+        Raises :class:`InvalidInput` (rating, reason), :class:`RateLimited` past the limits of
+        ``client`` and :class:`NotFound` when the team has no search with that ``query_id``."""
+        rating = check_rating(rating)
+        cleaned = clean_reason(reason)
+        client = check_client(client)
+        if not isinstance(query_id, str) or not query_id.strip():
+            raise InvalidInput("query_id を指定してください(検索結果に含まれる ID です)")
+        now = now or utcnow()
+        longest = max(w for _, w, _ in RATE_LIMITS)
+        with self.db.write() as s:
+            if self.db.backend == "postgresql":
+                s.execute(
+                    text("SELECT pg_advisory_xact_lock(hashtextextended(:c, 0))"),
+                    {"c": f"feedback:{team}:{client}"},
+                )
+            times = list(
+                s.scalars(
+                    select(Feedback.created_at)
+                    .where(
+                        Feedback.team == team,
+                        Feedback.client == client,
+                        Feedback.created_at > now - longest,
+                    )
+                    .order_by(Feedback.created_at.desc())
+                    .limit(max(n for n, _, _ in RATE_LIMITS))
+                )
+            )
+            for limit, window, name in RATE_LIMITS:
+                recent = [t for t in times if t > now - window]
+                if len(recent) >= limit:
+                    raise RateLimited(limit, name, _retry_after(recent, limit, window, now))
+            event = s.scalars(
+                select(SearchEvent).where(
+                    SearchEvent.team == team, SearchEvent.query_id == query_id
+                )
+            ).first()
+            if event is None:
+                raise NotFound("検索 ID", query_id)
+            row = Feedback(
+                query_id=query_id,
+                team=team,
+                rating=rating,
+                reason=cleaned,
+                client=client,
+                meta=event_meta(event),
+                created_at=now,
+            )
+            s.add(row)
+            s.flush()
+            return _record(row)
+
+    def find(
+        self,
+        team: str,
+        *,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        rating: int | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[FeedbackRecord]:
+        """The team's feedback in the half-open range, oldest first."""
+        stmt = select(Feedback).where(Feedback.team == team)
+        if start is not None:
+            stmt = stmt.where(Feedback.created_at >= start)
+        if end is not None:
+            stmt = stmt.where(Feedback.created_at < end)
+        if rating is not None:
+            stmt = stmt.where(Feedback.rating == check_rating(rating))
+        stmt = stmt.order_by(Feedback.created_at, Feedback.id).offset(offset)
+        if limit is not None:
+            stmt = stmt.limit(limit)
+        with self.db.read() as s:
+            return [_record(r) for r in s.scalars(stmt)]
+
+    def count(self, team: str, *, start: datetime, end: datetime) -> tuple[int, int]:
+        """(all, negative) feedback of the team in the half-open range."""
+        with self.db.read() as s:
+            rows = s.execute(
+                select(Feedback.rating, func.count())
+                .where(Feedback.team == team, Feedback.created_at >= start)
+                .where(Feedback.created_at < end)
+                .group_by(Feedback.rating)
+            ).all()
+        by = {int(r): int(n) for r, n in rows}
+        return sum(by.values()), by.get(-1, 0)
+
+    def feedback_stats(
+        self, team: str, start: datetime, end: datetime, *, top_terms: int = 20
+    ) -> FeedbackStats:
+        """Totals, negative rate by query type, zero-hit rate and the most frequent analysed
+        terms of negatively rated queries (see :mod:`tansaku.appdb.stats`)."""
+        from tansaku.appdb.stats import feedback_stats
+
+        return feedback_stats(self.db, team, start, end, top_terms=top_terms)

@@ -1,0 +1,178 @@
+"""API keys: each maps to one team. The key is shown once at creation and never stored.
+
+A key looks like ``tsk_`` + 43 URL-safe characters (256 random bits). The database keeps its
+SHA-256 hash and a short display prefix (``tsk_`` + 8 characters) used to find the row, list and
+revoke it; :meth:`KeyRepo.verify` compares the hash in constant time (``hmac.compare_digest``),
+and spends the same work on an unknown prefix as on a known one.
+
+Keys are the operator's concern, not a team's: listing, revoking and ``any()`` span teams.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import exists, select
+
+from tansaku.appdb.errors import InvalidInput, NotFound
+from tansaku.appdb.models import ApiKey, utcnow
+from tansaku.errors import ConfigError
+from tansaku.workspace import validate_name
+
+if TYPE_CHECKING:
+    from tansaku.appdb.db import AppDB
+
+KEY_SCHEME = "tsk_"
+PREFIX_CHARS = len(KEY_SCHEME) + 8
+KEY_CHARS = len(KEY_SCHEME) + 43
+MAX_NAME_CHARS = 100
+#: ``last_used_at`` is written at most this often per key (a busy key is not a write per call).
+TOUCH_EVERY = timedelta(minutes=1)
+_DUMMY_HASH = hashlib.sha256(b"tansaku: no such key").hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKeyRecord:
+    id: int
+    team: str
+    name: str
+    prefix: str
+    created_at: datetime
+    last_used_at: datetime | None
+    revoked_at: datetime | None
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+    def to_dict(self) -> dict[str, Any]:
+        def iso(t: datetime | None) -> str | None:
+            return t.isoformat() if t else None
+
+        return {
+            "id": self.id,
+            "team": self.team,
+            "name": self.name,
+            "prefix": self.prefix,
+            "active": self.active,
+            "created_at": iso(self.created_at),
+            "last_used_at": iso(self.last_used_at),
+            "revoked_at": iso(self.revoked_at),
+        }
+
+
+def _record(row: ApiKey) -> ApiKeyRecord:
+    return ApiKeyRecord(
+        id=row.id,
+        team=row.team,
+        name=row.name,
+        prefix=row.prefix,
+        created_at=row.created_at,
+        last_used_at=row.last_used_at,
+        revoked_at=row.revoked_at,
+    )
+
+
+def hash_key(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def _well_formed(key: str) -> bool:
+    return (
+        isinstance(key, str)
+        and len(key) == KEY_CHARS
+        and key.startswith(KEY_SCHEME)
+        and key.isascii()
+    )
+
+
+class KeyRepo:
+    """API keys (``db.keys``)."""
+
+    def __init__(self, db: AppDB) -> None:
+        self.db = db
+
+    def create_key(self, team: str, name: str = "") -> tuple[str, ApiKeyRecord]:
+        """A new key for ``team``: ``(key_text, record)``. Show ``key_text`` once; it cannot be
+        recovered afterwards."""
+        try:
+            validate_name(team, "チーム名")
+        except ConfigError as exc:
+            raise InvalidInput(str(exc)) from None
+        name = (name or "").strip()
+        if len(name) > MAX_NAME_CHARS:
+            raise InvalidInput(f"キーの名前は {MAX_NAME_CHARS} 文字以内にしてください")
+        with self.db.write() as s:
+            while True:
+                key = KEY_SCHEME + secrets.token_urlsafe(32)
+                prefix = key[:PREFIX_CHARS]
+                taken = s.scalar(select(exists().where(ApiKey.prefix == prefix)))
+                if not taken:  # 48 random bits: a clash is all but impossible, still checked
+                    break
+            row = ApiKey(team=team, name=name, prefix=prefix, key_hash=hash_key(key))
+            s.add(row)
+            s.flush()
+            return key, _record(row)
+
+    def authenticate(self, key: str, *, now: datetime | None = None) -> ApiKeyRecord | None:
+        """The active key record matching ``key``, or ``None``."""
+        if not _well_formed(key):
+            hmac.compare_digest(_DUMMY_HASH, hash_key(str(key)))
+            return None
+        digest = hash_key(key)
+        with self.db.read() as s:
+            row = s.scalars(select(ApiKey).where(ApiKey.prefix == key[:PREFIX_CHARS])).first()
+            stored = row.key_hash if row is not None else _DUMMY_HASH
+            match = hmac.compare_digest(stored, digest)
+            if row is None or not match or row.revoked_at is not None:
+                return None
+            record = _record(row)
+        now = now or utcnow()
+        if record.last_used_at is None or now - record.last_used_at >= TOUCH_EVERY:
+            with self.db.write() as s:
+                found = s.get(ApiKey, record.id)
+                if found is not None:
+                    found.last_used_at = now
+        return record
+
+    def verify(self, key: str) -> str | None:
+        """The team of ``key``, or ``None`` for an unknown, malformed or revoked key."""
+        record = self.authenticate(key)
+        return record.team if record else None
+
+    def revoke(self, prefix: str, *, team: str | None = None) -> ApiKeyRecord:
+        """Revoke the key shown as ``prefix`` (optionally only if it belongs to ``team``);
+        revoking a revoked key keeps its first revocation time."""
+        stmt = select(ApiKey).where(ApiKey.prefix == prefix.strip())
+        if team is not None:
+            stmt = stmt.where(ApiKey.team == team)
+        with self.db.write() as s:
+            row = s.scalars(stmt).first()
+            if row is None:
+                raise NotFound("API キー", prefix)
+            if row.revoked_at is None:
+                row.revoked_at = utcnow()
+            s.flush()
+            return _record(row)
+
+    def list_keys(
+        self, team: str | None = None, *, include_revoked: bool = True
+    ) -> list[ApiKeyRecord]:
+        """Keys (of ``team``, or of every team for the operator), oldest first."""
+        stmt = select(ApiKey)
+        if team is not None:
+            stmt = stmt.where(ApiKey.team == team)
+        if not include_revoked:
+            stmt = stmt.where(ApiKey.revoked_at.is_(None))
+        with self.db.read() as s:
+            return [_record(r) for r in s.scalars(stmt.order_by(ApiKey.id))]
+
+    def any(self) -> bool:
+        """Whether any active key exists (none: the loopback demo may run without keys)."""
+        with self.db.read() as s:
+            return bool(s.scalar(select(exists().where(ApiKey.revoked_at.is_(None)))))

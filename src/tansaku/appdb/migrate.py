@@ -1,0 +1,112 @@
+"""Alembic migrations, run from the package (no alembic.ini): on open, safely, by one process.
+
+The scripts live in ``tansaku/appdb/migrations``. :func:`upgrade` reads the database's revision
+first; when it is already the newest (the usual case) nothing is locked. Otherwise one opener
+migrates while the others wait: on PostgreSQL under an advisory lock held for the migration, on
+SQLite under an exclusive ``flock`` on ``<app.db>.migrate.lock``. Whoever gets the lock
+re-reads the revision, so a database migrated meanwhile is not migrated twice.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, text
+
+from tansaku.appdb.errors import AppDBError
+
+if TYPE_CHECKING:
+    from tansaku.appdb.db import AppDB
+
+log = logging.getLogger("tansaku.appdb")
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+#: ``pg_advisory_lock`` key of the migration (the ASCII of "tnskmig" as an integer).
+PG_LOCK_KEY = 0x746E736B6D6967
+
+
+def alembic_config() -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    return cfg
+
+
+def head_revision() -> str:
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    if head is None:  # pragma: no cover - the package always ships revisions
+        raise AppDBError("appdb のマイグレーションが見つかりません(パッケージが壊れています)")
+    return head
+
+
+def current_revision(conn: Connection) -> str | None:
+    return MigrationContext.configure(conn).get_current_revision()
+
+
+def _run(conn: Connection, target: str) -> None:
+    cfg = alembic_config()
+    cfg.attributes["connection"] = conn
+    command.upgrade(cfg, target)
+
+
+@contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # blocks until the migrating process is done
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def upgrade(db: AppDB, target: str = "head") -> None:
+    """Bring ``db`` to ``target`` (default: the newest schema); safe with concurrent openers."""
+    head = head_revision() if target == "head" else target
+    with db.engine.connect() as conn:
+        current = current_revision(conn)
+        conn.rollback()
+    if current == head:
+        return
+    known = {s.revision for s in ScriptDirectory.from_config(alembic_config()).walk_revisions()}
+    if current is not None and current not in known:
+        raise AppDBError(
+            f"appdb のスキーマ版 {current} はこの tansaku より新しい版です。"
+            "tansaku を更新してから開いてください"
+        )
+    if db.backend == "postgresql":
+        with db.engine.connect() as conn:
+            conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": PG_LOCK_KEY})
+            conn.commit()
+            try:
+                if current_revision(conn) != head:
+                    log.info("appdb: migrating %s to %s", db.url, head)
+                    _run(conn, target)
+                    conn.commit()
+            finally:
+                conn.rollback()
+                conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": PG_LOCK_KEY})
+                conn.commit()
+        return
+    database = db.engine.url.database
+    lock = Path(f"{database}.migrate.lock") if database and database != ":memory:" else None
+    with _file_lock(lock) if lock else _nolock(), db.engine.connect() as conn:
+        if current_revision(conn) != head:
+            log.info("appdb: migrating %s to %s", db.url, head)
+            _run(conn, target)
+            conn.commit()
+
+
+@contextmanager
+def _nolock() -> Iterator[None]:
+    yield

@@ -1,0 +1,170 @@
+"""The improvement loop of design 004 in numbers, for a team and a half-open time range.
+
+- searches and the zero-hit rate (``zero_hit / searches``), overall and by query type;
+- feedback totals and the negative rate (``negative / feedback``), overall and by query type;
+- the most frequent *analysed* terms of negatively rated queries — Sudachi terms from
+  :mod:`tansaku.text.analyzer`, each counted once per feedback (``カードを手札に戻す`` gives
+  ``カード``, ``手札``, ``戻す``, not characters) — the candidates for synonyms and thresholds;
+- the most frequent zero-hit queries and a day-by-day series (days in Asia/Tokyo).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Integer, func, literal_column, select
+
+from tansaku.appdb.models import Feedback, SearchEvent
+
+if TYPE_CHECKING:
+    from sqlalchemy.sql.elements import ColumnElement
+
+    from tansaku.appdb.db import AppDB
+
+TIME_ZONE = "Asia/Tokyo"
+
+
+def _rate(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+@dataclass(frozen=True, slots=True)
+class QueryTypeStats:
+    query_type: str
+    searches: int
+    zero_hit: int
+    zero_hit_rate: float | None
+    feedback: int
+    negative: int
+    negative_rate: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class DayStats:
+    date: date
+    searches: int
+    zero_hit: int
+    feedback: int
+    negative: int
+
+
+@dataclass(frozen=True, slots=True)
+class FeedbackStats:
+    team: str
+    start: datetime
+    end: datetime
+    searches: int
+    zero_hit: int
+    zero_hit_rate: float | None
+    feedback: int
+    positive: int
+    negative: int
+    negative_rate: float | None
+    by_query_type: tuple[QueryTypeStats, ...]
+    top_negative_terms: tuple[tuple[str, int], ...]
+    top_zero_hit_queries: tuple[tuple[str, int], ...]
+    daily: tuple[DayStats, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["start"] = self.start.isoformat()
+        out["end"] = self.end.isoformat()
+        out["top_negative_terms"] = [{"term": t, "count": n} for t, n in self.top_negative_terms]
+        out["top_zero_hit_queries"] = [
+            {"query": q, "count": n} for q, n in self.top_zero_hit_queries
+        ]
+        out["daily"] = [{**asdict(d), "date": d.date.isoformat()} for d in self.daily]
+        return out
+
+
+def _day(db: AppDB, column: Any) -> ColumnElement[Any]:
+    """The Tokyo calendar day of a UTC timestamp column, as ``YYYY-MM-DD`` text."""
+    if db.backend == "postgresql":
+        local = func.timezone(TIME_ZONE, column)
+        return func.to_char(local, literal_column("'YYYY-MM-DD'"))
+    return func.strftime("%Y-%m-%d", column, "+9 hours")  # Tokyo has no DST
+
+
+def negative_terms(queries: list[str], limit: int) -> list[tuple[str, int]]:
+    """The most frequent analysed terms, each counted once per query (ties by term)."""
+    from tansaku.text.analyzer import get_analyzer
+
+    analyzer = get_analyzer()
+    counts: Counter[str] = Counter()
+    for q in queries:
+        counts.update(set(analyzer.terms(q)))
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+
+
+def feedback_stats(
+    db: AppDB, team: str, start: datetime, end: datetime, *, top_terms: int = 20
+) -> FeedbackStats:
+    """Statistics of ``team`` over ``[start, end)`` (aware datetimes)."""
+    in_range_ev = (
+        SearchEvent.team == team,
+        SearchEvent.created_at >= start,
+        SearchEvent.created_at < end,
+    )
+    zero = func.coalesce(func.sum(SearchEvent.zero_hit.cast(Integer)), 0)
+    ev_day = _day(db, SearchEvent.created_at)
+    fb_day = _day(db, Feedback.created_at)
+    with db.read() as s:
+        ev_types = s.execute(
+            select(SearchEvent.query_type, func.count(), zero)
+            .where(*in_range_ev)
+            .group_by(SearchEvent.query_type)
+        ).all()
+        ev_days = s.execute(
+            select(ev_day, func.count(), zero).where(*in_range_ev).group_by(ev_day)
+        ).all()
+        fb_rows = s.execute(
+            select(Feedback.rating, Feedback.meta, fb_day).where(
+                Feedback.team == team, Feedback.created_at >= start, Feedback.created_at < end
+            )
+        ).all()
+    top_zero = db.events.top_zero_hit(team, start=start, end=end)
+
+    per_type: dict[str, list[int]] = {}  # type -> [searches, zero, feedback, negative]
+    for qtype, n, z in ev_types:
+        per_type.setdefault(str(qtype), [0, 0, 0, 0])[0:2] = [int(n), int(z)]
+    days: dict[str, list[int]] = {}
+    for d, n, z in ev_days:
+        days.setdefault(str(d), [0, 0, 0, 0])[0:2] = [int(n), int(z)]
+    negative_queries: list[str] = []
+    for rating, meta, d in fb_rows:
+        qtype = str((meta or {}).get("query_type") or "")
+        row = per_type.setdefault(qtype, [0, 0, 0, 0])
+        day = days.setdefault(str(d), [0, 0, 0, 0])
+        row[2] += 1
+        day[2] += 1
+        if rating < 0:
+            row[3] += 1
+            day[3] += 1
+            negative_queries.append(str((meta or {}).get("query") or ""))
+
+    searches = sum(v[0] for v in per_type.values())
+    zero_hit = sum(v[1] for v in per_type.values())
+    total_fb = len(fb_rows)
+    negative = len(negative_queries)
+    return FeedbackStats(
+        team=team,
+        start=start,
+        end=end,
+        searches=searches,
+        zero_hit=zero_hit,
+        zero_hit_rate=_rate(zero_hit, searches),
+        feedback=total_fb,
+        positive=total_fb - negative,
+        negative=negative,
+        negative_rate=_rate(negative, total_fb),
+        by_query_type=tuple(
+            QueryTypeStats(t, v[0], v[1], _rate(v[1], v[0]), v[2], v[3], _rate(v[3], v[2]))
+            for t, v in sorted(per_type.items())
+        ),
+        top_negative_terms=tuple(negative_terms(negative_queries, top_terms)),
+        top_zero_hit_queries=tuple(top_zero),
+        daily=tuple(DayStats(date.fromisoformat(d), *v) for d, v in sorted(days.items())),
+    )

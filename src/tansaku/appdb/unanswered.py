@@ -1,0 +1,247 @@
+"""The unanswered log in the database: questions no source supported, until a team resolves them.
+
+:meth:`UnansweredRepo.import_legacy` copies the rows of the raw-SQLite log of earlier versions
+(``<home>/appdb.sqlite``, table ``unanswered``) once; the file itself is left untouched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import func, select
+
+from tansaku.appdb.errors import NotFound
+from tansaku.appdb.models import Setting, UnansweredQuestion, utcnow
+
+if TYPE_CHECKING:
+    from sqlalchemy import Select
+
+    from tansaku.appdb.db import AppDB
+
+LEGACY_FILE = "appdb.sqlite"
+MAX_RESOLUTION_CHARS = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class UnansweredRecord:
+    id: int
+    asked_at: datetime
+    team: str
+    collection: str
+    question: str
+    reason: str
+    tools: tuple[str, ...]
+    resolved_at: datetime | None
+    resolution: str | None
+
+    @property
+    def resolved(self) -> bool:
+        return self.resolved_at is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "asked_at": self.asked_at.isoformat(timespec="seconds"),
+            "team": self.team,
+            "collection": self.collection,
+            "question": self.question,
+            "reason": self.reason,
+            "tools": list(self.tools),
+            "resolved": self.resolved,
+            "resolved_at": self.resolved_at.isoformat(timespec="seconds")
+            if self.resolved_at
+            else None,
+            "resolution": self.resolution,
+        }
+
+
+def _record(row: UnansweredQuestion) -> UnansweredRecord:
+    return UnansweredRecord(
+        id=row.id,
+        asked_at=row.asked_at,
+        team=row.team,
+        collection=row.collection,
+        question=row.question,
+        reason=row.reason,
+        tools=tuple(row.tools),
+        resolved_at=row.resolved_at,
+        resolution=row.resolution,
+    )
+
+
+def _parse_time(raw: str) -> datetime:
+    try:
+        t = datetime.fromisoformat(raw)
+    except ValueError:
+        return utcnow()
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
+
+
+class UnansweredRepo:
+    """Unanswered questions of a team (``db.unanswered``)."""
+
+    def __init__(self, db: AppDB) -> None:
+        self.db = db
+
+    def add(
+        self,
+        team: str,
+        *,
+        collection: str,
+        question: str,
+        reason: str,
+        tools: list[str] | tuple[str, ...] = (),
+        asked_at: datetime | None = None,
+    ) -> UnansweredRecord:
+        row = UnansweredQuestion(
+            team=team,
+            collection=collection,
+            question=question,
+            reason=reason,
+            tools=list(tools),
+            asked_at=asked_at or utcnow(),
+        )
+        with self.db.write() as s:
+            s.add(row)
+            s.flush()
+            return _record(row)
+
+    def _filtered(
+        self,
+        stmt: Select[Any],
+        team: str,
+        collection: str | None,
+        start: datetime | None,
+        end: datetime | None,
+        resolved: bool | None,
+    ) -> Select[Any]:
+        stmt = stmt.where(UnansweredQuestion.team == team)
+        if collection is not None:
+            stmt = stmt.where(UnansweredQuestion.collection == collection)
+        if start is not None:
+            stmt = stmt.where(UnansweredQuestion.asked_at >= start)
+        if end is not None:
+            stmt = stmt.where(UnansweredQuestion.asked_at < end)
+        if resolved is not None:
+            col = UnansweredQuestion.resolved_at
+            stmt = stmt.where(col.is_not(None) if resolved else col.is_(None))
+        return stmt
+
+    def find(
+        self,
+        team: str,
+        *,
+        collection: str | None = None,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        resolved: bool | None = None,
+        limit: int | None = 100,
+        offset: int = 0,
+    ) -> list[UnansweredRecord]:
+        """The team's questions, newest first (``start``/``end``: half-open on asked_at)."""
+        stmt = self._filtered(
+            select(UnansweredQuestion), team, collection, start, end, resolved
+        ).order_by(UnansweredQuestion.id.desc())
+        if limit is not None:
+            stmt = stmt.limit(limit)
+        with self.db.read() as s:
+            return [_record(r) for r in s.scalars(stmt.offset(offset))]
+
+    def count(
+        self,
+        team: str,
+        *,
+        collection: str | None = None,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        resolved: bool | None = None,
+    ) -> int:
+        stmt = self._filtered(
+            select(func.count()).select_from(UnansweredQuestion),
+            team,
+            collection,
+            start,
+            end,
+            resolved,
+        )
+        with self.db.read() as s:
+            return int(s.scalar(stmt) or 0)
+
+    def get(self, team: str, question_id: int) -> UnansweredRecord:
+        with self.db.read() as s:
+            row = s.scalars(
+                select(UnansweredQuestion).where(
+                    UnansweredQuestion.team == team, UnansweredQuestion.id == question_id
+                )
+            ).first()
+            if row is None:
+                raise NotFound("未回答の質問", str(question_id))
+            return _record(row)
+
+    def resolve(self, team: str, question_id: int, resolution: str = "") -> UnansweredRecord:
+        """Mark the question resolved with a note (what was added, where); resolving again
+        keeps the first time and updates the note."""
+        note = (resolution or "").strip()[:MAX_RESOLUTION_CHARS]
+        with self.db.write() as s:
+            row = s.scalars(
+                select(UnansweredQuestion).where(
+                    UnansweredQuestion.team == team, UnansweredQuestion.id == question_id
+                )
+            ).first()
+            if row is None:
+                raise NotFound("未回答の質問", str(question_id))
+            if row.resolved_at is None:
+                row.resolved_at = utcnow()
+            row.resolution = note
+            s.flush()
+            return _record(row)
+
+    def import_legacy(self, path: Path) -> int:
+        """Copy the rows of an earlier raw-SQLite unanswered log once; returns how many rows
+        were copied now (0 when the file is missing or was imported before)."""
+        if not path.is_file():
+            return 0
+        where = str(path.resolve())
+        marker = "legacy_unanswered:" + hashlib.sha256(where.encode("utf-8")).hexdigest()[:32]
+        with self.db.read() as s:
+            if s.get(Setting, marker) is not None:
+                return 0
+        con = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, timeout=30)
+        try:
+            tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
+            rows = (
+                con.execute(
+                    "SELECT asked_at, team, collection, question, reason, tools "
+                    "FROM unanswered ORDER BY id"
+                ).fetchall()
+                if "unanswered" in tables
+                else []
+            )
+        finally:
+            con.close()
+        with self.db.write() as s:
+            if s.get(Setting, marker) is not None:  # another process imported meanwhile
+                return 0
+            for asked_at, team, collection, question, reason, tools in rows:
+                try:
+                    tool_list = [str(t) for t in json.loads(tools or "[]")]
+                except ValueError:
+                    tool_list = []
+                s.add(
+                    UnansweredQuestion(
+                        asked_at=_parse_time(str(asked_at)),
+                        team=str(team),
+                        collection=str(collection),
+                        question=str(question),
+                        reason=str(reason),
+                        tools=tool_list,
+                    )
+                )
+            s.add(Setting(key=marker, value=json.dumps({"path": where, "rows": len(rows)})))
+        return len(rows)
