@@ -29,6 +29,9 @@ class ToolCall:
     id: str
     name: str
     arguments: str = "{}"
+    signature: str = field(default="", compare=False)
+    """Opaque provider data to send back with the call (Gemini's thought signature, base64);
+    keep it when the call goes into the history (``Message.assistant(..., reply.tool_calls)``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
