@@ -1,0 +1,53 @@
+"""A workspace whose embedder is a remote server: ingest and search through tansaku.connect,
+with the fake OpenAI-compatible server answering over HTTP."""
+
+from __future__ import annotations
+
+import pytest
+
+import tansaku
+from tansaku.config import Axis, AxisMode, CollectionConfig
+from tansaku.embed import OpenAIEmbedder
+from tansaku.records import Record
+
+from .support import API_KEY, TEXTS, fast
+
+pytestmark = pytest.mark.integration
+
+CONFIG = CollectionConfig(
+    name="reports",
+    axes=(
+        Axis(name="bm25", mode=AxisMode.BM25, weight=0.5),
+        Axis(name="dense", mode=AxisMode.DENSE, weight=0.5),
+    ),
+)
+
+
+def records() -> list[Record]:
+    return [Record(id=f"r{i}#0", doc_id=f"r{i}", field="body", text=t) for i, t in enumerate(TEXTS)]
+
+
+def test_ingest_and_search_through_a_remote_embedder(server, tmp_path) -> None:
+    emb = OpenAIEmbedder(
+        base_url=f"{server.url}/v1", model="fake-e5", api_key=API_KEY, options=fast()
+    )
+    home = tmp_path / "home"
+    with tansaku.connect(home, embedder=emb) as ts:
+        report = ts.ingest_records(records(), collection="reports", config=CONFIG)
+        assert report.embedded == len(TEXTS)
+        assert server.texts_embedded >= len(TEXTS)
+        hits = ts.search("冷蔵庫の温度が上がらない", collection="reports", top_k=3).hits
+        assert hits[0].doc_id in ("r0", "r1")
+        dense_only = (Axis(name="dense", mode=AxisMode.DENSE),)
+        dense = ts.search("冷蔵庫の温度", collection="reports", axes=dense_only, top_k=2).hits
+        assert {h.doc_id for h in dense} == {"r0", "r1"}
+        col = ts.collection("reports")
+        assert col.state.embedder == "openai/fake-e5" and col.state.dim == 32
+    embedded_once = server.texts_embedded
+    reopened = OpenAIEmbedder(
+        base_url=f"{server.url}/v1", model="fake-e5", api_key=API_KEY, options=fast(), dim=32
+    )
+    with tansaku.connect(home, embedder=reopened) as ts:
+        again = ts.ingest_records(records(), collection="reports")
+        assert again.embedded == 0  # unchanged text: nothing re-embedded, nothing sent
+    assert server.texts_embedded == embedded_once
