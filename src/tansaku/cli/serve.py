@@ -1,0 +1,45 @@
+"""``tansaku serve``: the JSON API (and web UI) over a workspace, under uvicorn."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from tansaku.cli.common import HomeOpt, err, fail
+from tansaku.errors import TansakuError
+
+
+def serve(
+    host: Annotated[
+        str, typer.Option("--host", help="待ち受けるアドレス(127.0.0.1 以外では API キーが必須)")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="ポート番号")] = 8000,
+    home: HomeOpt = None,
+) -> None:
+    """API サーバー(と Web 画面)を起動する。Ctrl+C で停止。"""
+    try:
+        import uvicorn
+
+        from tansaku.server import ServerNotSecured, ServerSettings, create_app
+    except ImportError:
+        raise fail(
+            "サーバーには追加パッケージが必要です。`pip install 'tansaku[server]'` で"
+            "インストールしてください"
+        ) from None
+    settings = ServerSettings(host=host, port=port)
+    try:
+        app = create_app(home, settings=settings)
+    except ServerNotSecured as exc:
+        raise fail(str(exc), 2) from None
+    except TansakuError as exc:
+        raise fail(str(exc)) from None
+    shown = f"[{host}]" if ":" in host else host
+    err.print(f"tansaku サーバーを起動します: http://{shown}:{port}/ (API 説明: /docs)")
+    if settings.loopback and not app.state.tansaku.keys.any():
+        err.print("API キーが未登録のため、キーなしのリクエストは既定チームとして扱います")
+    uvicorn.run(app, host=host, port=port, log_level="info", proxy_headers=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)

@@ -1,0 +1,170 @@
+"""``create_app``: the FastAPI application over one workspace.
+
+    from tansaku.server import create_app, ServerSettings
+    app = create_app("./.tansaku", settings=ServerSettings(host="127.0.0.1"))
+
+One client (``tansaku.connect``) serves every request; appdb (search events, feedback, keys,
+jobs, unanswered) is opened beside it. The web UI, when its package ``tansaku.server.ui`` is
+present, adds its pages and static files through ``ui.register(app)`` on the same app.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import HTMLResponse
+
+import tansaku
+from tansaku.client import Tansaku
+from tansaku.server import errors
+from tansaku.server.apidocs import render_docs
+from tansaku.server.auth import KeyStore, ServerNotSecured
+from tansaku.server.jobs import JobRunner
+from tansaku.server.metrics import Metrics
+from tansaku.server.middleware import BodyLimit, RequestMetrics, SecurityHeaders
+from tansaku.server.owners import Owners
+from tansaku.server.routes import ask, collections, health, ingest, search, tables
+from tansaku.server.settings import ServerSettings
+from tansaku.server.state import AppState
+
+log = logging.getLogger("tansaku.server")
+UPLOAD_PATHS = ("/api/ingest",)
+ROUTERS = (health, search, collections, tables, ask, ingest)
+OPTIONAL_ROUTERS = ("feedback",)
+
+
+def _appdb_keys(appdb: Any) -> KeyStore | None:
+    if appdb is None:
+        return None
+    from tansaku.server.keys import AppdbKeys
+
+    return AppdbKeys(appdb)
+
+
+def _open_appdb(client: Tansaku) -> Any:
+    from tansaku.appdb.db import open_appdb
+
+    return open_appdb(client.workspace.home)
+
+
+def _warm_up(state: AppState) -> None:
+    """Load the embedder before the first search needs it (``/healthz`` reports it)."""
+    try:
+        embedder = state.client.embedder
+        embedder.embed_queries(["準備"])
+        state.model = embedder.name
+    except Exception as exc:
+        log.exception("embedder warm-up failed")
+        state.model_error = f"埋め込みモデルを読み込めません({type(exc).__name__})"
+
+
+def create_app(
+    source: Tansaku | str | Path | None = None,
+    *,
+    settings: ServerSettings | None = None,
+    appdb: Any = None,
+    keys: KeyStore | None = None,
+    warm_up: bool = True,
+) -> FastAPI:
+    """The app over ``source`` (a client, or a workspace folder; None: ``$TANSAKU_HOME``).
+
+    ``appdb``: an opened ``tansaku.appdb.AppDB`` (default: the workspace's); ``keys``: the API
+    keys (default: appdb's). Raises :class:`ServerNotSecured` when ``settings.host`` is not
+    loopback and no API key exists."""
+    settings = settings or ServerSettings()
+    owns = not isinstance(source, Tansaku)
+    client = source if isinstance(source, Tansaku) else tansaku.connect(source)
+    try:
+        db = appdb if appdb is not None else _open_appdb(client)
+        keystore = keys if keys is not None else _appdb_keys(db)
+        if not settings.loopback and (keystore is None or not keystore.any()):
+            raise ServerNotSecured(settings.host)
+    except BaseException:
+        if owns:
+            client.close()
+        raise
+    state = AppState(
+        client=client,
+        settings=settings,
+        metrics=Metrics(),
+        jobs=JobRunner(settings.ingest_workers),
+        owners=Owners(client.workspace.home / "server" / "collection_owners.json"),
+        keys=keystore,
+        appdb=db,
+        owns_client=owns,
+    )
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if warm_up:
+            threading.Thread(target=_warm_up, args=(state,), daemon=True).start()
+        try:
+            yield
+        finally:
+            state.close()
+            if appdb is None and db is not None:
+                db.close()
+
+    app = FastAPI(
+        title="tansaku",
+        version=tansaku.__version__,
+        description="日本語の業務ナレッジを検索し、出典つきで答える API",
+        docs_url=None,
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    app.state.tansaku = state
+    errors.install(app)
+    for module in ROUTERS:
+        app.include_router(module.router)
+    for name in OPTIONAL_ROUTERS:
+        module = importlib.import_module(f"tansaku.server.routes.{name}")
+        app.include_router(module.router)
+
+    @app.get("/docs", include_in_schema=False)
+    def docs() -> HTMLResponse:
+        return HTMLResponse(render_docs(app.openapi()))
+
+    _install_ui(app)
+    _install_middleware(app, state)
+    return app
+
+
+def _install_ui(app: FastAPI) -> None:
+    try:
+        ui = importlib.import_module("tansaku.server.ui")
+    except ModuleNotFoundError as exc:
+        if exc.name != "tansaku.server.ui":
+            raise
+        return
+    ui.register(app)
+
+
+def _install_middleware(app: FastAPI, state: AppState) -> None:
+    """Outermost last: metrics see every response, headers go on every response, the body
+    limit applies before anything reads a body."""
+    settings = state.settings
+
+    def limit_for(path: str) -> int:
+        if path.startswith(UPLOAD_PATHS):
+            return settings.max_upload_bytes
+        return settings.max_json_bytes
+
+    app.add_middleware(BodyLimit, limit_for=limit_for)
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.cors_origins),
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["Authorization", "X-API-Key", "Content-Type"],
+        )
+    app.add_middleware(SecurityHeaders)
+    app.add_middleware(RequestMetrics, metrics=state.metrics)

@@ -1,0 +1,63 @@
+"""Prometheus metrics of one app, in a registry of its own (never the process-global one: two
+apps in one process, as in the tests, count separately).
+
+``tansaku_search_total``, ``tansaku_zero_hit_total``, ``tansaku_search_latency_seconds{mode}``,
+``tansaku_feedback_total{rating,query_type}``, ``tansaku_ask_total{outcome}``,
+``tansaku_ingest_chunks_total`` and ``tansaku_http_requests_total{route,status}`` — the route
+label is the route's template (``/api/jobs/{job_id}``), never the raw path, so the number of
+series stays bounded whatever clients send.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from tansaku.search.types import SearchResult
+
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+UNMATCHED_ROUTE = "(unmatched)"
+
+
+def search_mode(result: SearchResult) -> str:
+    """The latency label of a search: its axes' modes, sorted and joined (``bm25+dense``)."""
+    modes = sorted({str(a.get("mode")) for a in result.plan.get("axes", []) if a.get("mode")})
+    return "+".join(modes) or "none"
+
+
+class Metrics:
+    content_type = CONTENT_TYPE_LATEST
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.search_total = Counter("tansaku_search", "Searches run by the server", registry=r)
+        self.zero_hit_total = Counter(
+            "tansaku_zero_hit", "Searches that returned no hit", registry=r
+        )
+        self.search_latency = Histogram(
+            "tansaku_search_latency_seconds",
+            "Search latency by the modes of its axes",
+            ["mode"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.feedback_total = Counter(
+            "tansaku_feedback", "Feedback received", ["rating", "query_type"], registry=r
+        )
+        self.ask_total = Counter("tansaku_ask", "Agent turns by outcome", ["outcome"], registry=r)
+        self.ingest_chunks_total = Counter(
+            "tansaku_ingest_chunks", "Chunks written by ingest jobs", registry=r
+        )
+        self.http_requests_total = Counter(
+            "tansaku_http_requests", "HTTP requests", ["route", "status"], registry=r
+        )
+
+    def observe_search(self, result: SearchResult, seconds: float) -> None:
+        self.search_total.inc()
+        if not result.hits:
+            self.zero_hit_total.inc()
+        self.search_latency.labels(mode=search_mode(result)).observe(seconds)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,147 @@
+"""``POST /api/ask``: an agent turn for the caller's team.
+
+JSON by default; with ``Accept: text/event-stream`` the agent's typed events (thought,
+tool_call, tool_result, draft, critique, answer …) are streamed as server-sent events as they
+happen, then one ``final`` event carrying the whole answer. The turn runs in a thread of its
+own: a client that disconnects stops the stream, not the turn (its conversation and unanswered
+log are still written).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import threading
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response, StreamingResponse
+
+from tansaku.errors import TansakuError
+from tansaku.server.errors import ApiError, error_body, library_status
+from tansaku.server.owners import visible
+from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.schemas import AskBody, now_of
+from tansaku.server.state import AppState, StateDep, TeamDep
+
+log = logging.getLogger("tansaku.server")
+router = APIRouter(tags=["エージェント"])
+DEFAULT_ROLES = {"reports": "reports", "manuals": "manuals"}
+_END = object()
+
+
+def _collections(state: AppState, team: str, asked: Mapping[str, str] | None) -> dict[str, str]:
+    """Role → collection, only collections the team may see (a named one it cannot: 404)."""
+    names = {i.name for i in visible(state.client, state.owners, team)}
+    if asked is None:
+        return {role: name for role, name in DEFAULT_ROLES.items() if name in names}
+    for name in asked.values():
+        if name not in names:
+            raise ApiError(404, "collection_not_found", f"コレクション「{name}」が見つかりません")
+    return dict(asked)
+
+
+def _outcome(answer: Any) -> str:
+    return "unanswered" if answer.unanswered else "answered"
+
+
+def _turn(
+    state: AppState,
+    team: str,
+    body: AskBody,
+    collections: dict[str, str],
+    on_event: Any = None,
+) -> Any:
+    from tansaku.agent import ConversationNotFound, ask
+
+    try:
+        answer = ask(
+            state.client,
+            body.question,
+            team=team,
+            collections=collections,
+            now=now_of(body.now),
+            tables=state.tables_if_any(),
+            store=body.store,
+            conversation_id=body.conversation_id,
+            on_event=on_event,
+        )
+    except ConversationNotFound:
+        raise ApiError(
+            404,
+            "conversation_not_found",
+            f"会話「{body.conversation_id}」が見つかりません。"
+            "conversation_id を付けずに送ると新しい会話が始まります",
+        ) from None
+    except Exception:
+        state.metrics.ask_total.labels(outcome="error").inc()
+        raise
+    state.metrics.ask_total.labels(outcome=_outcome(answer)).inc()
+    return answer
+
+
+def _check(body: AskBody) -> None:
+    if not body.question.strip():
+        raise ApiError(400, "invalid_request", "質問が空です")
+    from tansaku.search.limits import check_query
+
+    check_query(body.question, 2_000)
+
+
+@router.post("/api/ask", response_class=JsonResponse, summary="質問に出典つきで答える")
+def ask_route(body: AskBody, request: Request, state: StateDep, team: TeamDep) -> Response:
+    """例: `{"question": "昨日の問題を教えて"}`。続きの質問は `conversation_id` を付ける。
+    `Accept: text/event-stream` で考え・ツール呼び出しを逐次受け取れる(SSE)。"""
+    _check(body)
+    collections = _collections(state, team, body.collections)
+    if "text/event-stream" in request.headers.get("accept", ""):
+        return StreamingResponse(
+            _stream(state, team, body, collections),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+    return json_response(_turn(state, team, body, collections).to_dict())
+
+
+def _sse(event: str, data: Any) -> str:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n"
+
+
+async def _stream(
+    state: AppState, team: str, body: AskBody, collections: dict[str, str]
+) -> AsyncIterator[str]:
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+
+    def put(item: Any) -> None:
+        # the loop may be gone (server shutting down): nobody is listening then
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+
+    def work() -> None:
+        try:
+            answer = _turn(
+                state, team, body, collections, on_event=lambda e: put(("event", e.to_dict()))
+            )
+            put(("final", answer.to_dict()))
+        except ApiError as exc:
+            put(("error", error_body(exc.code, exc.message)))
+        except TansakuError as exc:
+            _, code = library_status(exc)
+            put(("error", error_body(code, str(exc))))
+        except Exception:
+            log.exception("ask turn failed")
+            put(("error", error_body("internal_error", "回答の作成中にエラーが発生しました")))
+        finally:
+            put(_END)
+
+    threading.Thread(target=work, name="ask-turn", daemon=True).start()
+    while True:
+        item = await queue.get()
+        if item is _END:
+            return
+        kind, data = item
+        yield _sse(data.get("type", "event") if kind == "event" else kind, data)

@@ -1,0 +1,167 @@
+"""Collections of the caller's team: list, create, delete, browse records, config.
+
+A team sees a collection when it has records in it or created it through the API; any other
+collection is answered 404, whether or not it exists. Counts and records are the team's own.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from fastapi.responses import Response
+
+from tansaku.client import CollectionInfo
+from tansaku.config import CollectionConfig, config_from_dict
+from tansaku.errors import ConfigError
+from tansaku.records import Record
+from tansaku.search.types import SearchRequest
+from tansaku.server.errors import ApiError, collection_missing
+from tansaku.server.owners import find_visible, visible
+from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.routes.search import run_search
+from tansaku.server.schemas import CollectionBody
+from tansaku.server.state import AppState, StateDep, TeamDep
+from tansaku.workspace import validate_name
+
+router = APIRouter(tags=["コレクション"])
+MAX_PAGE = 200
+
+
+def _summary(state: AppState, team: str, info: CollectionInfo) -> dict[str, Any]:
+    with state.client.reading(info.name) as col:
+        records = col.store.count(team) if col.handles is not None else 0
+    return {
+        "name": info.name,
+        "description": info.description,
+        "source_type": info.source_type,
+        "records": records,
+        "axes": list(info.axes),
+    }
+
+
+def _visible(state: AppState, team: str, name: str) -> CollectionInfo:
+    info = find_visible(state.client, state.owners, team, name)
+    if info is None:
+        raise collection_missing(name)
+    return info
+
+
+@router.get("/api/collections", response_class=JsonResponse, summary="コレクション一覧")
+def list_collections(state: StateDep, team: TeamDep) -> Response:
+    """チームが見られるコレクション(件数はチーム自身の記録数)。"""
+    infos = visible(state.client, state.owners, team)
+    return json_response({"collections": [_summary(state, team, i) for i in infos]})
+
+
+@router.post(
+    "/api/collections",
+    response_class=JsonResponse,
+    status_code=201,
+    summary="コレクションを作成",
+)
+def create_collection(body: CollectionBody, state: StateDep, team: TeamDep) -> Response:
+    """例: `{"name": "faq", "config": {"description": "よくある質問", "search": {"top_k": 5}}}`
+    (config は TOML 設定のキーを JSON で。省略時は既定の検索軸)"""
+    name = validate_name(body.name)
+    if state.client.has_collection(name):
+        raise ApiError(
+            409,
+            "collection_exists",
+            f"コレクション「{name}」は既にあります。別の名前にしてください",
+        )
+    try:
+        config = (
+            config_from_dict(body.config, name=name)
+            if body.config is not None
+            else CollectionConfig(name=name)
+        )
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"設定が正しくありません: {exc}") from None
+    state.owners.add(name, team)
+    state.client.create_collection(config.with_name(name), exist_ok=False)
+    info = _visible(state, team, name)
+    return json_response(_summary(state, team, info), 201)
+
+
+@router.delete("/api/collections/{name}", response_class=JsonResponse, summary="削除")
+def delete_collection(name: str, state: StateDep, team: TeamDep) -> Response:
+    """チームの記録を削除する。ほかのチームの記録が残らなければコレクションごと削除する。"""
+    _visible(state, team, name)
+    with state.jobs.collection_lock(name):
+        state.client.delete_collection(name, team=team)
+        state.owners.remove(name, team)
+        with state.client.reading(name) as col:
+            empty = col.handles is None or col.store.total() == 0
+        removed = empty and not state.owners.teams(name)
+        if removed:
+            state.client.delete_collection(name)
+    return json_response({"deleted": name, "collection_removed": removed})
+
+
+@router.get(
+    "/api/collections/{name}/config", response_class=JsonResponse, summary="コレクション設定"
+)
+def collection_config(name: str, state: StateDep, team: TeamDep) -> Response:
+    _visible(state, team, name)
+    with state.client.reading(name) as col:
+        return json_response({"name": name, "config": col.config.to_dict()})
+
+
+def _record(r: Record) -> dict[str, Any]:
+    return {
+        "id": r.id,
+        "doc_id": r.doc_id,
+        "field": r.field,
+        "text": r.text,
+        "metadata": dict(r.metadata),
+    }
+
+
+@router.get("/api/collections/{name}/records", response_class=JsonResponse, summary="記録の閲覧")
+def records(
+    name: str,
+    state: StateDep,
+    team: TeamDep,
+    offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 20,
+    q: Annotated[str | None, Query(max_length=1_000)] = None,
+) -> Response:
+    """チームの記録を id 順にページ単位で返す。`q` を指定するとその中を検索する
+    (関連度順、記録単位)。例: `/api/collections/manuals/records?offset=0&limit=20&q=冷蔵庫`"""
+    _visible(state, team, name)
+    if q is not None and q.strip():
+        wanted = offset + limit
+        if wanted > 1_000:
+            raise ApiError(400, "invalid_request", "検索結果は先頭 1,000 件までしか辿れません")
+        result = run_search(
+            state,
+            SearchRequest(query=q, collection=name, tenant=team, top_k=wanted, group_by_doc=False),
+        )
+        hits = result.hits[offset:wanted]
+        return json_response(
+            {
+                "collection": name,
+                "offset": offset,
+                "limit": limit,
+                "total": len(result.hits),
+                "query_id": result.query_id,
+                "records": [_record(h.record) | {"score": round(h.score, 6)} for h in hits],
+            }
+        )
+    with state.client.reading(name) as col:
+        if col.handles is None:
+            ids: list[str] = []
+            page: list[Record] = []
+        else:
+            ids = sorted(col.store.hashes(team))
+            page = col.store.get(team, ids[offset : offset + limit])
+    return json_response(
+        {
+            "collection": name,
+            "offset": offset,
+            "limit": limit,
+            "total": len(ids),
+            "records": [_record(r) for r in page],
+        }
+    )

@@ -1,0 +1,89 @@
+"""``POST /api/feedback`` and ``GET /api/feedback/stats`` (design 004).
+
+The body carries ``query_id``, ``rating`` (-1 | 1) and an optional ``reason``; the stored meta
+(query, axes and namespaces, top titles and scores, min_score, query type) is rebuilt by appdb
+from the team's stored search event — nothing else from the client is trusted. 201 on success,
+404 for a query_id the team never searched, 429 past 10 a minute / 100 an hour per API key (or
+per client address without a key), with ``Retry-After``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response
+
+from tansaku.errors import InvalidRequest
+from tansaku.server.auth import presented_key
+from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.schemas import FeedbackBody
+from tansaku.server.state import StateDep, TeamDep
+
+router = APIRouter(tags=["フィードバック"])
+DEFAULT_DAYS = 30
+
+
+def client_of(request: Request) -> str:
+    """The rate-limit identity: the API key (as a hash prefix, never the key) or the address."""
+    key = presented_key(request)
+    if key:
+        return "key:" + hashlib.sha256(key.encode()).hexdigest()[:16]
+    return f"ip:{request.client.host if request.client else 'unknown'}"
+
+
+@router.post(
+    "/api/feedback", response_class=JsonResponse, status_code=201, summary="検索結果の評価"
+)
+def submit(body: FeedbackBody, request: Request, state: StateDep, team: TeamDep) -> Response:
+    """例: `{"query_id": "…", "rating": -1, "reason": "ヒールカードが出ない"}`"""
+    record = state.appdb.feedback.submit(
+        team,
+        query_id=body.query_id,
+        rating=body.rating,
+        reason=body.reason,
+        client=client_of(request),
+    )
+    state.metrics.feedback_total.labels(
+        rating=str(record.rating), query_type=str(record.meta.get("query_type") or "unknown")
+    ).inc()
+    data = record.to_dict()
+    data.pop("client", None)
+    return json_response(data, 201)
+
+
+def _bound(value: str | None, *, end: bool) -> datetime | None:
+    """``YYYY-MM-DD`` (a whole day: ``to`` is inclusive) or an ISO datetime, as UTC."""
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        if len(text) == 10:
+            day = date.fromisoformat(text)
+            moment = datetime.combine(day + timedelta(days=1) if end else day, time(), UTC)
+            return moment
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidRequest(
+            f"日付「{text[:40]}」を読めません。YYYY-MM-DD か YYYY-MM-DDTHH:MM で指定してください"
+        ) from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+@router.get("/api/feedback/stats", response_class=JsonResponse, summary="フィードバック集計")
+def stats(
+    state: StateDep,
+    team: TeamDep,
+    date_from: Annotated[str | None, Query(alias="from", max_length=40)] = None,
+    date_to: Annotated[str | None, Query(alias="to", max_length=40)] = None,
+) -> Response:
+    """期間(既定: 直近30日)の検索数・0件率・評価数・クエリ種別ごとの 👎 率、👎 のクエリに
+    多い語(形態素解析)。例: `/api/feedback/stats?from=2025-12-01&to=2025-12-31`"""
+    end = _bound(date_to, end=True) or datetime.now(UTC)
+    start = _bound(date_from, end=False) or end - timedelta(days=DEFAULT_DAYS)
+    if start >= end:
+        raise InvalidRequest("from は to より前の日付にしてください")
+    result = state.appdb.feedback.feedback_stats(team, start, end)
+    return json_response(result.to_dict())

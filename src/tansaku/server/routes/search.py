@@ -1,0 +1,52 @@
+"""``POST /api/search``: the whole SearchRequest in, the JSON of ``tansaku search --json`` out.
+Every search is counted in the metrics and its SEARCH_EVENT recorded in appdb, where feedback
+finds it by ``query_id``."""
+
+from __future__ import annotations
+
+import time
+
+from fastapi import APIRouter
+from fastapi.responses import Response
+
+from tansaku.search.types import SearchRequest, SearchResult
+from tansaku.server.errors import collection_missing
+from tansaku.server.owners import find_visible
+from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.schemas import SearchBody
+from tansaku.server.state import AppState, StateDep, TeamDep
+
+router = APIRouter(tags=["検索"])
+
+
+def require_collection(state: AppState, team: str, name: str) -> None:
+    """404 unless ``team`` may see collection ``name``."""
+    if find_visible(state.client, state.owners, team, name) is None:
+        raise collection_missing(name)
+
+
+def run_search(state: AppState, request: SearchRequest) -> SearchResult:
+    """One search of the API: scoped, measured and recorded."""
+    require_collection(state, request.tenant, request.collection)
+    started = time.perf_counter()
+    result = state.client.run(request)
+    state.metrics.observe_search(result, time.perf_counter() - started)
+    record_event(state, request.tenant, result)
+    return result
+
+
+def record_event(state: AppState, team: str, result: SearchResult) -> None:
+    """The search's SEARCH_EVENT into appdb (the JSON-lines log has it already): feedback
+    finds it there by ``query_id``."""
+    if state.appdb is not None:
+        state.appdb.events.record_result(team, result)
+
+
+@router.post("/api/search", response_class=JsonResponse, summary="ハイブリッド検索")
+def search(body: SearchBody, state: StateDep, team: TeamDep) -> Response:
+    """`tansaku search --json` と同じ JSON(query_id, hits, plan, timings_ms)を返す。
+
+    例: `{"query": "冷蔵庫が壊れた", "collection": "reports", "top_k": 5}`
+    """
+    result = run_search(state, body.to_request(team))
+    return json_response(result.to_dict())

@@ -1,0 +1,142 @@
+"""Tables: ``GET /api/tables``, ``POST /api/sql`` and ``GET /api/stats/{kind}`` over the
+workspace's registered tables (the same checks, sandbox and results as ``tansaku sql`` /
+``tansaku stats --json`` and the agent's tools). Tables belong to the workspace, not to a team;
+a key is still required wherever keys are."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query
+from fastapi.responses import Response
+
+from tansaku.errors import InvalidRequest
+from tansaku.server.errors import ApiError
+from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.schemas import SqlBody
+from tansaku.server.state import StateDep, TeamDep
+
+router = APIRouter(tags=["テーブル"])
+DateText = Annotated[str | None, Query(max_length=40)]
+
+
+@router.get("/api/tables", response_class=JsonResponse, summary="テーブル一覧")
+def list_tables(state: StateDep, team: TeamDep) -> Response:
+    db = state.tables()
+    tools: dict[str, list[str]] = {}
+    for tool in db.config.tools:
+        for name in tool.tables:
+            tools.setdefault(name, []).append(tool.name)
+    items = [
+        {
+            "name": t.name,
+            "rows": db.row_count(t.name),
+            "columns": [{"name": c, "type": kind} for c, kind in db.columns(t.name)],
+            "tools": tools.get(t.name, []),
+            "description": t.description,
+        }
+        for t in db.config.tables
+    ]
+    return json_response({"tables": items})
+
+
+@router.post("/api/sql", response_class=JsonResponse, summary="読み取り専用 SQL")
+def run_sql(body: SqlBody, state: StateDep, team: TeamDep) -> Response:
+    """SELECT 文 1 つを安全なサンドボックスで実行する。
+    例: `{"sql": "SELECT store_name FROM stores WHERE pets_allowed = 'TRUE'"}`"""
+    from tansaku.tables import SqlFailed, SqlRejected, sql_tool
+
+    runner = sql_tool(state.tables(), body.tool)
+    outcome = runner.run(body.sql)
+    if isinstance(outcome, SqlRejected):
+        raise ApiError(400, "sql_rejected", outcome.error)
+    if isinstance(outcome, SqlFailed):
+        raise ApiError(400, "sql_failed", outcome.error)
+    return json_response(outcome.to_dict())
+
+
+def _clock(now: str | None) -> datetime | None:
+    if not now:
+        return None
+    from tansaku.text.dates import parse_now
+
+    try:
+        return parse_now(now)
+    except ValueError as exc:
+        raise InvalidRequest(str(exc)) from None
+
+
+def _dates(
+    date_from: str | None, date_to: str | None, period: str | None, now: str | None
+) -> tuple[str | None, str | None, dict[str, Any]]:
+    """--from/--to, or the days ``period`` names against ``now``; as ``tansaku stats``."""
+    from tansaku.tables.period import period_of
+    from tansaku.text.dates import now_tokyo
+
+    clock = _clock(now)
+    extra: dict[str, Any] = {}
+    if period:
+        if date_from or date_to:
+            raise InvalidRequest(
+                "period と from/to は同時に指定できません。どちらか一方にしてください"
+            )
+        clock = clock or now_tokyo()
+        p = period_of(period, clock)
+        extra = {"period_expression": period.strip(), "now": clock.isoformat(timespec="minutes")}
+        return p.start.isoformat(), p.end.isoformat(), extra
+    if clock is not None:
+        extra["now"] = clock.isoformat(timespec="minutes")
+        return date_from, date_to or clock.date().isoformat(), extra
+    return date_from, date_to, extra
+
+
+@router.get("/api/stats/{kind}", response_class=JsonResponse, summary="日報の集計")
+def stats(
+    kind: Literal["claims", "sales", "cash", "compare"],
+    state: StateDep,
+    team: TeamDep,
+    date_from: Annotated[str | None, Query(alias="from", max_length=40)] = None,
+    date_to: Annotated[str | None, Query(alias="to", max_length=40)] = None,
+    days: Annotated[int, Query(ge=1, le=3660)] = 30,
+    period: Annotated[str | None, Query(max_length=40)] = None,
+    now: DateText = None,
+    store: Annotated[str | None, Query(max_length=200)] = None,
+    metric: Annotated[str | None, Query(max_length=40)] = None,
+    current_start: DateText = None,
+    current_end: DateText = None,
+    previous_start: DateText = None,
+    previous_end: DateText = None,
+) -> Response:
+    """claims(クレーム)・sales(売上)・cash(現金過不足)は `from`/`to`/`days` か
+    `period`(先月・先週・過去7日 …)と `now`、`store` で。compare は `metric`(sales /
+    claim_count / cash_diff)と 2 つの期間。例: `/api/stats/claims?period=先月&store=新宿店`"""
+    from tansaku.tables import (
+        StoreScope,
+        compare_periods,
+        get_cash_difference_analysis,
+        get_claim_statistics,
+        get_sales_trend,
+    )
+
+    scope = StoreScope.only(store) if store else StoreScope.all_stores()
+    db = state.tables()
+    if kind == "compare":
+        if not (metric and current_start and current_end and previous_start and previous_end):
+            raise InvalidRequest(
+                "compare には metric, current_start, current_end, previous_start, "
+                "previous_end が必要です"
+            )
+        result = compare_periods(
+            db, metric, current_start, current_end, previous_start, previous_end, scope=scope
+        )
+        return json_response(result.to_dict())
+    start, end, extra = _dates(date_from, date_to, period, now)
+    computes: dict[str, Callable[..., Any]] = {
+        "claims": get_claim_statistics,
+        "sales": get_sales_trend,
+        "cash": get_cash_difference_analysis,
+    }
+    stats_result = computes[kind](db, start, end, days, scope=scope)
+    return json_response(stats_result.to_dict() | extra)

@@ -1,0 +1,162 @@
+"""Request bodies of the JSON API (pydantic, unknown fields refused) and their conversion to
+the library's types. Limits that the library checks (query length, control characters, top_k,
+team names) are left to it, so the API and the CLI refuse the same things with the same
+messages."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tansaku.config import Axis, AxisMode, FusionConfig, FusionMethod
+from tansaku.errors import ConfigError, InvalidRequest
+from tansaku.search.types import SearchRequest
+from tansaku.store.base import Filter
+
+Name = Annotated[str, Field(max_length=200)]
+Short = Annotated[str, Field(max_length=10_000)]
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AxisBody(Body):
+    name: Name
+    mode: Literal["bm25", "dense", "bigram"]
+    fields: Annotated[list[Name], Field(max_length=64)] = []
+    weight: Annotated[float, Field(ge=0, le=1_000)] = 1.0
+
+
+class FusionBody(Body):
+    method: Literal["linear", "rrf"] = "linear"
+    k: Annotated[int, Field(ge=1, le=10_000)] = 60
+    normalization: Literal["max", "minmax"] = "max"
+
+
+class FilterBody(Body):
+    fields: Annotated[list[Name], Field(max_length=64)] = []
+    date_from: date | None = None
+    date_to: date | None = None
+    doc_ids: Annotated[list[Name], Field(max_length=1_000)] = []
+
+
+class SearchBody(Body):
+    """The whole ``SearchRequest`` but the team (taken from the API key)."""
+
+    query: Short
+    collection: Name
+    top_k: int | None = None
+    axes: Annotated[list[AxisBody], Field(max_length=16)] | None = None
+    fusion: FusionBody | None = None
+    filter: FilterBody | None = None
+    where: Annotated[list[Annotated[str, Field(max_length=500)]], Field(max_length=32)] = []
+    min_score: float | None = None
+    group_by_doc: bool | None = None
+    candidates: int | None = None
+    now: datetime | date | None = None
+    expand: bool | None = None
+    synonyms: bool | None = None
+    dates: bool | None = None
+    rerank: bool | None = None
+    retry: bool | None = None
+
+    def to_request(self, team: str) -> SearchRequest:
+        try:
+            axes = (
+                tuple(
+                    Axis(
+                        name=a.name,
+                        mode=AxisMode.from_str(a.mode),
+                        fields=tuple(a.fields),
+                        weight=a.weight,
+                    )
+                    for a in self.axes
+                )
+                if self.axes
+                else None
+            )
+            fusion = (
+                FusionConfig(
+                    method=FusionMethod.from_str(self.fusion.method),
+                    k=self.fusion.k,
+                    normalization=self.fusion.normalization,
+                )
+                if self.fusion
+                else None
+            )
+            f = self.filter or FilterBody()
+            flt = Filter(
+                fields=tuple(f.fields),
+                date_from=f.date_from,
+                date_to=f.date_to,
+                doc_ids=tuple(f.doc_ids),
+            )
+        except (ConfigError, ValueError) as exc:
+            raise InvalidRequest(str(exc)) from None
+        if axes is not None and len({a.name for a in axes}) != len(axes):
+            raise InvalidRequest("軸(axes)の名前が重複しています")
+        return SearchRequest(
+            query=self.query,
+            collection=self.collection,
+            tenant=team,
+            axes=axes,
+            fusion=fusion,
+            filter=flt,
+            top_k=self.top_k,
+            min_score=self.min_score,
+            group_by_doc=self.group_by_doc,
+            candidates=self.candidates,
+            now=_aware(self.now),
+            expand=self.expand,
+            synonyms=self.synonyms,
+            dates=self.dates,
+            rerank=self.rerank,
+            retry=self.retry,
+            where=tuple(self.where),
+        )
+
+
+def _aware(value: datetime | date | None) -> datetime | None:
+    """``now`` as an aware Tokyo datetime (a date is its midnight; naive means Tokyo)."""
+    if value is None:
+        return None
+    from tansaku.text.dates import parse_now
+
+    if isinstance(value, datetime):
+        if value.tzinfo is not None:
+            return value
+        return parse_now(value.isoformat(timespec="minutes"))
+    return parse_now(value.isoformat())
+
+
+class CollectionBody(Body):
+    """A new collection: its name and, optionally, its config (the TOML's keys as JSON)."""
+
+    name: Name
+    config: dict[str, Any] | None = None
+
+
+class SqlBody(Body):
+    sql: Annotated[str, Field(max_length=20_000)]
+    tool: Name = "sql"
+
+
+class AskBody(Body):
+    question: Annotated[str, Field(max_length=2_000)]
+    collections: Annotated[dict[Name, Name], Field(max_length=16)] | None = None
+    now: datetime | date | None = None
+    conversation_id: Name | None = None
+    store: Name | None = None
+
+
+class FeedbackBody(Body):
+    query_id: Name
+    rating: Literal[-1, 1]
+    reason: Annotated[str, Field(max_length=300)] | None = None
+
+
+def now_of(value: datetime | date | None) -> datetime | None:
+    return _aware(value)

@@ -1,0 +1,49 @@
+"""Server settings: where it listens, what a request may carry, who may call it.
+
+Frozen; ``create_app`` reads them once. The limits are per request: a JSON body (search, ask,
+SQL, feedback) and a multipart upload (ingest) have separate caps, and an upload also caps the
+number of files and the size of each file.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+from tansaku.workspace import DEFAULT_TEAM
+
+MiB = 1024 * 1024
+
+
+def is_loopback(host: str) -> bool:
+    """``127.0.0.1``, ``::1``, ``localhost`` (and the rest of 127/8); ``0.0.0.0`` is not."""
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerSettings:
+    host: str = "127.0.0.1"
+    """The address the server is bound to: loopback allows the keyless demo mode."""
+    port: int = 8000
+    default_team: str = DEFAULT_TEAM
+    """The team of keyless requests on loopback while no API key exists."""
+    max_json_bytes: int = 1 * MiB
+    """Largest body of a JSON request (413 beyond)."""
+    max_upload_bytes: int = 64 * MiB
+    """Largest multipart upload (all files of one ``POST /api/ingest``)."""
+    max_upload_file_bytes: int = 32 * MiB
+    max_upload_files: int = 200
+    cors_origins: tuple[str, ...] = ()
+    """Origins allowed to call the API from a browser; none by default (CORS off)."""
+    ingest_workers: int = 2
+    """Threads running ingest jobs; jobs of one collection always run one after another."""
+
+    @property
+    def loopback(self) -> bool:
+        return is_loopback(self.host)

@@ -1,0 +1,87 @@
+"""What every route shares: one client, the settings, metrics, jobs, keys and appdb.
+
+One ``tansaku.connect()`` client serves every request (engine handles are shared per process;
+searches read committed generations, so they run while an ingest job writes). Routes reach it
+through the ``state`` and ``team`` dependencies.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from fastapi import Depends, Request
+
+from tansaku.client import Tansaku
+from tansaku.server.auth import KeyStore, SessionResolver, authenticate
+from tansaku.server.jobs import JobRunner
+from tansaku.server.metrics import Metrics
+from tansaku.server.owners import Owners
+from tansaku.server.settings import ServerSettings
+
+
+@dataclass
+class AppState:
+    client: Tansaku
+    settings: ServerSettings
+    metrics: Metrics
+    jobs: JobRunner
+    owners: Owners
+    keys: KeyStore | None = None
+    appdb: Any = None
+    session: SessionResolver | None = None
+    owns_client: bool = False
+    model: str | None = None
+    """The embedder's name once loaded (warm-up at start-up)."""
+    model_error: str | None = None
+    _tables: Any = field(default=None, repr=False)
+    _tables_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def tables(self) -> Any:
+        """The workspace's registered tables (a ``TableDatabase``), opened at first use;
+        raises ``ConfigError`` when none are registered, ``MissingExtra`` without duckdb."""
+        with self._tables_lock:
+            if self._tables is None:
+                from tansaku.tables import open_tables
+
+                self._tables = open_tables(self.client.workspace.tables_file)
+            return self._tables
+
+    def tables_if_any(self) -> Any:
+        """The tables, or None (none registered, or the tables extra missing)."""
+        if not self.client.workspace.tables_file.is_file():
+            return None
+        try:
+            return self.tables()
+        except ImportError:
+            return None
+
+    def close(self) -> None:
+        self.jobs.shutdown()
+        with self._tables_lock:
+            if self._tables is not None:
+                self._tables.close()
+                self._tables = None
+        if self.owns_client:
+            self.client.close()
+
+
+def get_state(request: Request) -> AppState:
+    state: AppState = request.app.state.tansaku
+    return state
+
+
+def get_team(request: Request) -> str:
+    state = get_state(request)
+    return authenticate(
+        request,
+        keys=state.keys,
+        keyless=state.settings.loopback,
+        default_team=state.settings.default_team,
+        session=state.session,
+    )
+
+
+StateDep = Annotated[AppState, Depends(get_state)]
+TeamDep = Annotated[str, Depends(get_team)]
