@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from tansaku.agent import table_routes
 from tansaku.agent.events import Answer, Citation, Event
 from tansaku.agent.unanswered import UnansweredLog
 from tansaku.search.classify import QueryLabel, classify
@@ -178,7 +179,18 @@ def answer_offline(
     reason = "裏付けとなる記述が見つかりません"
     if label.label is QueryLabel.GREETING:
         return _done(question, GREETING, [], events)
-    if _FUTURE.search(question):
+    table = (
+        None
+        if label.label is QueryLabel.STATISTICS
+        else table_routes.plan(question, {s.name for s in tools.specs}, tools.scope.now)
+    )
+    if table is not None:
+        tried.append(table.tool)
+        text, cites, reason = _table_answer(question, table, tools, events)
+        if text is not None:
+            return _done(question, text, cites, events)
+        collection = table.tool
+    elif _FUTURE.search(question):
         reason = "予測や先の予定には答えられません(記録にあることだけを答えます)"
         events.append(Event(type="thought", text=reason))
     elif label.label is QueryLabel.STATISTICS:
@@ -223,6 +235,37 @@ def answer_offline(
         events=tuple(events),
         unanswered=True,
     )
+
+
+def _table_answer(
+    question: str, table: table_routes.TableQuery, tools: Toolset, events: list[Event]
+) -> tuple[str | None, list[Citation], str]:
+    """Rows of a store/event template as a list with their ids; (None, [], reason) when no
+    row matches."""
+    wanted = "・".join(table.conditions) or "すべて"
+    events.append(Event(type="thought", text=f"表の検索: {wanted}(SQL テンプレート)"))
+    data = _call(tools, events, table.tool, {"sql_query": table.sql})
+    rows = data.get("results") if isinstance(data, dict) else None
+    if not rows:
+        message = data.get("message") or data.get("error") or "該当する行がありません"
+        return None, [], f"{wanted}: {message}"
+    kind = "イベント" if table.tool == "search_events" else "店舗"
+    lines: list[str] = []
+    cites: list[Citation] = []
+    for row in rows:
+        rid = str(row.get("event_id") or row.get("store_id") or "")
+        name = str(row.get("event_name") or row.get("store_name") or rid)
+        if table.tool == "search_events":
+            when = f"{row.get('start_date')}〜{row.get('end_date')}、{row.get('venue', '')}"
+        else:
+            when = str(row.get("category") or "")
+        about = str(row.get("description") or "")
+        about = about if len(about) <= 60 else about[:59] + "…"
+        lines.append(f"・{name}({when}){about}({rid})")
+        table_name = "events" if table.tool == "search_events" else "stores"
+        cites.append(Citation(doc_id=rid, collection=table_name, title=name))
+    head = f"{wanted}の{kind}は次のとおりです(表 {cites[0].collection} から{len(rows)}件)。"
+    return head + "\n" + "\n".join(lines), cites, ""
 
 
 def _done(question: str, text: str, cites: list[Citation], events: list[Event]) -> Answer:

@@ -1,0 +1,90 @@
+"""Store and event questions answered offline through SQL templates on the demo tables."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+import tansaku
+from tansaku.agent.offline import answer_offline
+from tansaku.agent.table_routes import plan
+from tansaku.tools import toolset
+
+NOW = datetime(2025, 10, 1, 10, 0, tzinfo=ZoneInfo("Asia/Tokyo"))  # a Wednesday
+BOTH = {"search_stores", "search_events"}
+
+
+@pytest.mark.parametrize(
+    ("question", "tool", "fragment"),
+    [
+        ("ファミリー向けの店舗を探して", "search_stores", "target_audience LIKE '%ファミリー%'"),
+        ("駐車場のある店舗", "search_stores", "parking LIKE '%\"available\": true%'"),
+        ("ペット同伴できるお店", "search_stores", "pets_allowed = 'TRUE'"),
+        ("個室のあるイタリアン", "search_stores", "description LIKE '%イタリアン%'"),
+        ("喫煙できる店舗は?", "search_stores", "description LIKE '%喫煙%'"),
+        ("今週末のイベントは?", "search_events", "end_date >= '2025-10-04'"),
+        ("子ども向けのイベントはある?", "search_events", "category = 'kids'"),
+    ],
+)
+def test_templates(question: str, tool: str, fragment: str) -> None:
+    query = plan(question, BOTH, NOW)
+    assert query is not None and query.tool == tool
+    assert fragment in query.sql and query.sql.endswith("LIMIT 5")
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["渋谷店の昨日のクレーム", "冷蔵庫が故障したときの対応", "新宿店の売上は?", "食中毒の予防方法"],
+)
+def test_report_and_manual_questions_are_not_table_questions(question: str) -> None:
+    assert plan(question, BOTH, NOW) is None
+
+
+def test_no_sql_tool_no_template() -> None:
+    assert plan("ファミリー向けの店舗を探して", set(), NOW) is None
+
+
+def test_quotes_and_wildcards_never_reach_sql() -> None:
+    query = plan("店舗で'; DROP TABLE stores; -- 100%のお店", BOTH, NOW)
+    assert query is not None
+    body = query.sql.split(" WHERE ", 1)[-1] if " WHERE " in query.sql else ""
+    assert "DROP" not in query.sql and "';" not in body and "100%" not in query.sql
+
+
+@pytest.fixture(scope="module")
+def tools(tmp_path_factory):
+    pytest.importorskip("duckdb")
+    from tansaku.tables import TableDatabase, install_demo_tables, load_tables_config
+
+    home = tmp_path_factory.mktemp("routes")
+    install_demo_tables(home)
+    with (
+        TableDatabase(load_tables_config(home / "tables.toml")) as db,
+        tansaku.connect(home / "ws") as ts,
+    ):
+        yield toolset(ts, now=NOW, tables=db)
+
+
+@pytest.mark.integration
+def test_family_stores_answer_cites_rows(tools) -> None:
+    answer = answer_offline("ファミリー向けの店舗を探して", tools)
+    assert not answer.unanswered and "ファミリー向けの店舗" in answer.text
+    assert answer.citations and all(c.collection == "stores" for c in answer.citations)
+    assert all(c.doc_id.startswith("STR-") and c.doc_id in answer.text for c in answer.citations)
+    assert [e.tool for e in answer.events if e.type == "tool_call"] == ["search_stores"]
+
+
+@pytest.mark.integration
+def test_weekend_events(tools) -> None:
+    answer = answer_offline("今週末のイベントは?", tools)
+    assert not answer.unanswered and "芝浦運河オータムフェス" in answer.text
+    assert answer.citations[0].collection == "events"
+
+
+@pytest.mark.integration
+def test_a_condition_the_data_lacks_is_said_plainly(tools) -> None:
+    answer = answer_offline("喫煙できる店舗は?", tools)
+    assert answer.unanswered and answer.citations == ()
+    assert "見つかりません" in answer.text
