@@ -33,6 +33,7 @@ from tansaku.tools.registry import Toolset
 
 MAX_PARALLEL_CALLS = 8
 UNSUPPORTED = "申し訳ありません。検索結果から裏付けのある回答を作れませんでした。"
+REFUSED = "言語モデルが回答を断りました"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -126,6 +127,7 @@ class _Turn:
         self.sources = Sources(collections=tools.scope.collections)
         self.budget = _Budget(limits)
         self.tried: list[str] = []
+        self.refused = False
         self.observations: list[tuple[str, str]] = []
 
     def chat(self, messages: list[Message], *, final: bool = False) -> ChatResponse:
@@ -200,6 +202,7 @@ class _Turn:
                 break
             reply = self.chat(messages)
             thought, text = split_thought(reply.content)
+            self.refused = reply.finish_reason == "refusal"
             if not reply.tool_calls:
                 if thought:
                     self.log.emit(Event(type="thought", text=thought))
@@ -216,12 +219,16 @@ class _Turn:
                 )
             )
         messages.append(Message.user(FINAL_REQUEST))
-        thought, text = split_thought(self.chat(messages, final=True).content)
+        reply = self.chat(messages, final=True)
+        self.refused = reply.finish_reason == "refusal"
+        thought, text = split_thought(reply.content)
         if thought:
             self.log.emit(Event(type="thought", text=thought))
         return text
 
     def review(self, question: str, draft: str) -> Reflection:
+        if self.refused:  # a refusal is no answer: said plainly, in Japanese
+            return Reflection(critique=REFUSED, status="not_found", answer="")
         if not self.limits.reflect or self.budget.remaining() <= 0:
             return Reflection(critique="", status="answered", answer=draft)
         try:
@@ -292,7 +299,7 @@ def run_agent(
     text, cites = turn.sources.resolve(revised.answer)
     reason = ""
     if revised.status == "not_found":
-        reason = "裏付けとなる記述が見つかりません"
+        reason = REFUSED if turn.refused else "裏付けとなる記述が見つかりません"
         text = text or NOT_FOUND
     elif revised.status == "answered" and not cites:
         reason = (

@@ -53,10 +53,12 @@ def parse_reflection(content: str, draft: str) -> Reflection:
         data = None
     if isinstance(data, dict) and isinstance(data.get("answer"), str):
         status = data.get("status")
+        status = status if status in ("answered", "not_found", "smalltalk") else "answered"
+        answer = data["answer"].strip()
         return Reflection(
             critique=str(data.get("critique") or ""),
-            status=status if status in ("answered", "not_found", "smalltalk") else "answered",
-            answer=data["answer"].strip() or draft,
+            status=status,
+            answer=answer or ("" if status == "not_found" else draft),
         )
     _, answer = split_thought(content)
     return Reflection(critique="", status="answered", answer=answer or draft)

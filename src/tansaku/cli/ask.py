@@ -1,91 +1,185 @@
-"""``tansaku ask`` (an answer with its sources) and ``tansaku unanswered``."""
+"""``tansaku ask`` (an answer with its sources, in a conversation) and ``tansaku unanswered``.
+
+The configured chat model answers through the ReAct agent; with none (or ``--no-llm``), the
+offline router does. ``--show-thoughts`` prints each event on stderr as it happens.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from tansaku.cli import render
-from tansaku.cli.common import HomeOpt, JsonOpt, TeamOpt, emit_json, err, fail, out
+from tansaku.cli.common import (
+    HomeOpt,
+    JsonOpt,
+    TeamOpt,
+    connect,
+    emit_json,
+    err,
+    fail,
+    library_error,
+    out,
+    parse_now,
+)
 from tansaku.errors import TansakuError
 from tansaku.workspace import DEFAULT_TEAM, Workspace
 
+if TYPE_CHECKING:
+    from tansaku.agent import Answer, Event
 
-def _tables(home: Path | None) -> Any:
+CollectionOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--collection",
+        "-c",
+        help="検索するコレクション: 役割=名前 (例: manuals=manuals_v2)、名前だけなら reports",
+    ),
+]
+ThoughtsOpt = Annotated[
+    bool, typer.Option("--show-thoughts", help="考え・ツールの呼び出し・推敲を起きた順に表示する")
+]
+NowOpt = Annotated[
+    str | None, typer.Option("--now", help="「昨日」などの基準日時 YYYY-MM-DD[THH:MM]")
+]
+NoLlmOpt = Annotated[
+    bool, typer.Option("--no-llm", help="言語モデルを使わない(分類 → 検索・集計 → 抜き出し)")
+]
+_LABELS = {
+    "thought": "考え",
+    "tool_call": "ツール",
+    "tool_result": "結果",
+    "draft": "回答案",
+    "critique": "推敲",
+    "error": "注意",
+}
+
+
+def collections_of(values: list[str] | None) -> dict[str, str] | None:
+    """``--collection`` values as role → collection (over the defaults), None when not given."""
+    if not values:
+        return None
+    from tansaku.tools import DEFAULT_COLLECTIONS
+    from tansaku.workspace import validate_name
+
+    roles = dict(DEFAULT_COLLECTIONS)
+    for value in values:
+        role, _, name = value.rpartition("=")
+        try:
+            roles[validate_name(role.strip() or "reports", "役割")] = validate_name(name.strip())
+        except TansakuError as exc:
+            raise fail(f"--collection {value}: {exc}", 2) from None
+    return roles
+
+
+def open_tables(home: Path | None) -> Any:
     """The workspace's registered tables, or None (no tables.toml, or no tables extra)."""
     path = Workspace.from_env(home).tables_file
     if not path.is_file():
         return None
     try:
-        from tansaku.tables import open_tables
+        from tansaku.tables import open_tables as open_db
 
-        return open_tables(path)
+        return open_db(path)
     except (ImportError, TansakuError):
         return None
 
 
+def print_event(event: Event) -> None:
+    """One event as a line on stderr (``--show-thoughts``)."""
+    if event.type == "answer":
+        return
+    detail = event.text or json.dumps(event.arguments or {}, ensure_ascii=False)
+    name = f"{event.tool} " if event.tool else ""
+    style = "yellow" if event.type == "error" else "dim"
+    line = render.inline(name + detail)
+    err.print(f"[{style}]{_LABELS[event.type]}: {line[:300]}[/]", highlight=False)
+
+
+def warn_errors(event: Event) -> None:
+    """Without ``--show-thoughts``: only a model failure is worth a line."""
+    if event.type == "error":
+        print_event(event)
+
+
+def print_answer(answer: Answer) -> None:
+    out.print(render.safe(answer.text), highlight=False)
+    for n, c in enumerate(answer.citations, 1):
+        parts = [c.title, *(p for p in (c.date, c.store) if p not in c.title), c.section]
+        where = render.inline(" ".join(p for p in parts if p))
+        out.print(f"[dim]\\[{n}] {where} ({render.inline(c.doc_id)})[/]", highlight=False)
+
+
+@contextlib.contextmanager
+def session(home: Path | None) -> Iterator[tuple[Any, Any]]:
+    """The workspace client and its tables (or None), closed on exit."""
+    tables = open_tables(home)
+    with connect(home, create=False) as ts, tables or contextlib.nullcontext():
+        yield ts, tables
+
+
 def ask(
     question: Annotated[str, typer.Argument(help="質問(日本語)")],
-    team: TeamOpt = DEFAULT_TEAM,
-    show_thoughts: Annotated[
-        bool, typer.Option("--show-thoughts", help="判断・ツールの呼び出しも表示する")
-    ] = False,
-    now: Annotated[
-        str | None, typer.Option("--now", help="「昨日」などの基準日時 YYYY-MM-DD[THH:MM]")
+    collection: CollectionOpt = None,
+    conversation: Annotated[
+        str | None, typer.Option("--conversation", help="続ける会話の ID(前の回答に表示)")
     ] = None,
+    no_llm: NoLlmOpt = False,
+    show_thoughts: ThoughtsOpt = False,
+    now: NowOpt = None,
+    team: TeamOpt = DEFAULT_TEAM,
     as_json: JsonOpt = False,
     home: HomeOpt = None,
 ) -> None:
-    """質問に出典つきで答える(言語モデルなし: 分類 → 検索・集計 → 記録からの抜き出し)。"""
-    import tansaku
+    """質問に出典つきで答える(言語モデルがあればエージェント、なければ記録からの抜き出し)。"""
     from tansaku.agent import ask as run
-    from tansaku.text.dates import parse_now
 
     if not question.strip():
         raise fail("質問が空です", 2)
+    clock = parse_now(now)
+    roles = collections_of(collection)
     try:
-        clock = parse_now(now) if now else None
-    except ValueError as exc:
-        raise fail(str(exc), 2) from None
-    tables = _tables(home)
-    try:
-        with tansaku.connect(home, create=False) as ts, tables or contextlib.nullcontext():
-            answer = run(ts, question, team=team, now=clock, tables=tables)
+        with session(home) as (ts, tables):
+            answer = run(
+                ts,
+                question,
+                team=team,
+                collections=roles,
+                now=clock,
+                tables=tables,
+                conversation_id=conversation,
+                offline=no_llm,
+                on_event=print_event if show_thoughts else warn_errors,
+            )
     except TansakuError as exc:
-        raise fail(str(exc)) from None
+        raise library_error(exc) from None
     if as_json:
         emit_json(answer.to_dict())
         return
-    if show_thoughts:
-        for event in answer.events[:-1]:
-            label = {"thought": "考え", "tool_call": "ツール", "tool_result": "結果"}.get(
-                event.type, event.type
-            )
-            detail = event.text or json.dumps(event.arguments or {}, ensure_ascii=False)
-            name = f"{event.tool} " if event.tool else ""
-            err.print(f"[dim]{label}: {render.inline(name + detail)[:200]}[/]")
-    out.print(render.safe(answer.text))
-    for c in answer.citations:
-        parts = [c.title, *(p for p in (c.date, c.store) if p not in c.title), c.section]
-        out.print(f"[dim]出典: {render.inline(' '.join(p for p in parts if p))} ({c.doc_id})[/]")
+    print_answer(answer)
+    err.print(
+        f"[dim]会話 ID: {answer.conversation_id}(続けて質問するには --conversation "
+        f"{answer.conversation_id})[/]",
+        highlight=False,
+    )
 
 
 def unanswered(
     team: TeamOpt = DEFAULT_TEAM, as_json: JsonOpt = False, home: HomeOpt = None
 ) -> None:
     """答えられなかった質問の一覧(新しい順)。"""
-    import tansaku
     from tansaku.agent import unanswered_log
 
     try:
-        with tansaku.connect(home, create=False) as ts:
+        with connect(home, create=False) as ts:
             items = unanswered_log(ts).list(team=team)
     except TansakuError as exc:
-        raise fail(str(exc)) from None
+        raise library_error(exc) from None
     if as_json:
         emit_json({"unanswered": [u.to_dict() for u in items]})
         return

@@ -1,0 +1,112 @@
+"""``tansaku chat``: questions in a loop, one conversation kept (follow-ups understood).
+
+``/new`` starts a new conversation, ``/quit`` (or Ctrl-D / Ctrl-C) ends the session. A failed
+question prints its error and the session goes on.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from tansaku.cli import render
+from tansaku.cli.ask import (
+    CollectionOpt,
+    NoLlmOpt,
+    NowOpt,
+    ThoughtsOpt,
+    collections_of,
+    print_answer,
+    print_event,
+    session,
+    warn_errors,
+)
+from tansaku.cli.common import HomeOpt, TeamOpt, err, library_error, parse_now
+from tansaku.errors import TansakuError
+from tansaku.workspace import DEFAULT_TEAM
+
+PROMPT = "質問> "
+QUIT = ("/quit", "/exit", "/q")
+HELP = "質問を入力してください。/new で新しい会話、/quit(または Ctrl-D)で終了します。"
+
+
+def _read(interactive: bool) -> str | None:
+    """The next line, None at the end of input."""
+    if interactive:
+        try:
+            return input(PROMPT)
+        except EOFError:
+            return None
+    err.print(PROMPT, end="", highlight=False)
+    line = sys.stdin.readline()
+    return line.rstrip("\n") if line else None
+
+
+def chat(
+    collection: CollectionOpt = None,
+    conversation: Annotated[
+        str | None, typer.Option("--conversation", help="続ける会話の ID")
+    ] = None,
+    no_llm: NoLlmOpt = False,
+    show_thoughts: ThoughtsOpt = False,
+    now: NowOpt = None,
+    team: TeamOpt = DEFAULT_TEAM,
+    home: HomeOpt = None,
+) -> None:
+    """対話しながら質問する(会話の流れを覚えて答える)。"""
+    from tansaku.agent import ask, conversations
+
+    clock = parse_now(now)
+    roles = collections_of(collection)
+    interactive = sys.stdin.isatty()
+    cid = conversation
+    try:
+        with session(home) as (ts, tables):
+            if cid is not None:
+                conversations(ts).history(cid, team, 1)  # another team's: not found
+            err.print(f"[bold]探索 チャット[/] — {HELP}", highlight=False)
+            while True:
+                line = _read(interactive)
+                if line is None or line.strip() in QUIT:
+                    break
+                question = line.strip()
+                if not question:
+                    continue
+                if question == "/new":
+                    cid = None
+                    err.print("新しい会話を始めます", highlight=False)
+                    continue
+                if question.startswith("/"):
+                    err.print(
+                        f"コマンド {render.inline(question)} はありません。{HELP}", highlight=False
+                    )
+                    continue
+                try:
+                    answer = ask(
+                        ts,
+                        question,
+                        team=team,
+                        collections=roles,
+                        now=clock,
+                        tables=tables,
+                        conversation_id=cid,
+                        offline=no_llm,
+                        on_event=print_event if show_thoughts else warn_errors,
+                    )
+                except TansakuError as exc:
+                    err.print(f"[red]エラー:[/] {render.safe(exc)}", highlight=False)
+                    continue
+                cid = answer.conversation_id
+                print_answer(answer)
+                sys.stdout.flush()
+    except KeyboardInterrupt:
+        err.print("", highlight=False)
+    except TansakuError as exc:
+        raise library_error(exc) from None
+    err.print(f"終了します(会話 ID: {cid})" if cid else "終了します", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("chat")(chat)
