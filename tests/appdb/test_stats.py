@@ -1,0 +1,78 @@
+"""feedback_stats against hand-counted numbers; negative terms are Sudachi terms, not chars."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+
+from appdb_events import search_event
+
+T0 = datetime(2025, 8, 24, 16, 0, tzinfo=UTC)  # 2025-08-25 01:00 in Tokyo
+SEARCHES = [
+    # query_id, query, label, zero_hit, hours after T0
+    ("a", "フィールドのカードを手札に戻すカード", "vague", False, 0),
+    ("b", "相手のリーダーにダメージを与えるカード", "vague", True, 1),
+    ("c", "ランダムな相手のフォロワーにダメージを与えるカード", "clear", True, 2),
+    ("d", "疾走", "clear", False, 30),  # the next Tokyo day
+]
+RATINGS = [("a", -1), ("a", -1), ("b", -1), ("c", 1), ("d", 1)]
+
+
+def _fill(db, team: str = "cards") -> None:
+    for qid, q, label, zero, h in SEARCHES:
+        db.events.record(
+            team,
+            search_event(f"{team}-{qid}", q, label=label, zero_hit=zero),
+            at=T0 + timedelta(hours=h),
+        )
+    for i, (qid, rating) in enumerate(RATINGS):
+        db.feedback.submit(
+            team,
+            query_id=f"{team}-{qid}",
+            rating=rating,
+            client=f"ip:{i}",
+            now=T0 + timedelta(hours=31, minutes=i),
+        )
+
+
+def test_totals_rates_by_query_type_terms_and_days(db) -> None:
+    _fill(db)
+    db.events.record("other", search_event("x", "カードカードカード", zero_hit=True), at=T0)
+    s = db.feedback.feedback_stats("cards", T0, T0 + timedelta(days=2))
+    assert (s.searches, s.zero_hit, s.zero_hit_rate) == (4, 2, 0.5)
+    assert (s.feedback, s.positive, s.negative, s.negative_rate) == (5, 2, 3, 0.6)
+    by = {t.query_type: t for t in s.by_query_type}
+    assert (by["vague"].searches, by["vague"].zero_hit, by["vague"].zero_hit_rate) == (2, 1, 0.5)
+    assert (by["vague"].feedback, by["vague"].negative, by["vague"].negative_rate) == (3, 3, 1.0)
+    assert (by["clear"].feedback, by["clear"].negative, by["clear"].negative_rate) == (2, 0, 0.0)
+    terms = dict(s.top_negative_terms)
+    # a twice, b once: カード once per feedback (not per occurrence), 手札 twice, ダメージ once
+    assert terms["カード"] == 3 and terms["手札"] == 2 and terms["戻す"] == 2
+    assert terms["ダメージ"] == 1 and terms["与える"] == 1 and "ランダム" not in terms
+    assert "の" not in terms and "を" not in terms and "カ" not in terms
+    assert s.top_negative_terms[0] == ("カード", 3)
+    assert list(s.top_zero_hit_queries) == [
+        ("ランダムな相手のフォロワーにダメージを与えるカード", 1),
+        ("相手のリーダーにダメージを与えるカード", 1),
+    ]
+    days = {d.date: d for d in s.daily}
+    assert (days[date(2025, 8, 25)].searches, days[date(2025, 8, 25)].zero_hit) == (3, 2)
+    assert days[date(2025, 8, 26)].searches == 1
+    assert (days[date(2025, 8, 26)].feedback, days[date(2025, 8, 26)].negative) == (5, 3)
+    d = s.to_dict()
+    assert d["top_negative_terms"][0] == {"term": "カード", "count": 3}
+    assert d["daily"][0]["date"] == "2025-08-25"
+
+
+def test_a_range_with_nothing_has_no_rates(db) -> None:
+    _fill(db)
+    s = db.feedback.feedback_stats("cards", T0 - timedelta(days=9), T0 - timedelta(days=8))
+    assert (s.searches, s.feedback, s.zero_hit_rate, s.negative_rate) == (0, 0, None, None)
+    assert s.top_negative_terms == () and s.daily == ()
+
+
+def test_stats_never_count_another_team(db) -> None:
+    _fill(db, "cards")
+    _fill(db, "restaurant")
+    a = db.feedback.feedback_stats("cards", T0, T0 + timedelta(days=2))
+    assert (a.searches, a.feedback) == (4, 5)
+    assert db.feedback.count("cards", start=T0, end=T0 + timedelta(days=2)) == (5, 3)
