@@ -114,3 +114,12 @@ def test_service_rate_holds_one_batch_at_a_time() -> None:
             post(f"{srv.url}/v1/embeddings", {"model": "m", "input": ["あ"] * 50})
         assert srv.texts_embedded == 150
         assert srv.busy_s > 0 and srv.max_in_flight == 1
+
+
+def test_stats_and_reset_over_http(server: FakeEmbeddingServer) -> None:
+    post(f"{server.url}/v1/embeddings", {"model": "m", "input": ["あい", "うえ"]}, AUTH)
+    with urllib.request.urlopen(f"{server.url}/stats", timeout=5) as resp:
+        stats = json.loads(resp.read())
+    assert stats["requests"] == 1 and stats["texts_embedded"] == 2
+    assert post(f"{server.url}/reset", {})[1]["texts_embedded"] == 0
+    assert server.requests == []

@@ -202,3 +202,15 @@ def test_backoff_doubles_honours_the_hint_and_stops_at_the_cap() -> None:
     assert 3.0 <= opts.delay(3, None) <= 5.0
     assert opts.delay(1, 7.0) == 7.0
     assert opts.delay(1, 60.0) == 10.0
+
+
+def test_the_cache_hands_over_enough_texts_for_parallel_batches(server, tmp_path) -> None:
+    server.latency_s = 0.05
+    emb = embedder(server, options=fast(batch_size=16, concurrency=4))
+    assert emb.call_size == 64
+    cached = CachedEmbedder(emb, tmp_path / "cache.sqlite")
+    texts = [f"{i}番目の日報: {TEXTS[i % len(TEXTS)]}" for i in range(64)]
+    cached.embed_passages(texts)  # in chunks of 32 (the cache's own) only 2 could run at once
+    assert server.max_in_flight == 4
+    assert [len(r.texts) for r in server.embedding_requests] == [16] * 4
+    cached.close()

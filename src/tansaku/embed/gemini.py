@@ -104,6 +104,12 @@ class GeminiEmbedder:
         return self._runner.probe_dim(lambda: self.embed_queries(["次元の確認"]))
 
     @property
+    def call_size(self) -> int:
+        """Texts per call that keep every parallel request busy (``batch_size × concurrency``);
+        :class:`~tansaku.embed.cache.CachedEmbedder` passes its misses in chunks this large."""
+        return self.options.batch_size * self.options.concurrency
+
+    @property
     def stats(self) -> dict[str, int]:
         """Requests sent and retries so far (for reports and benchmarks)."""
         return {"requests": self._runner.requests, "retries": self._runner.retries}

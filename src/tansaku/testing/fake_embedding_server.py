@@ -30,13 +30,10 @@ requests in flight (:attr:`max_in_flight`) and the texts embedded (:attr:`texts_
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import math
-import re
 import threading
 import time
-import unicodedata
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,37 +42,15 @@ from typing import Any
 
 import numpy as np
 
-_GEMINI_PATH = re.compile(r"^/v1(?:beta|alpha)?/models/([^/:]+):(batchEmbedContents|embedContent)$")
-_GEMINI_STATUS = {
-    400: "INVALID_ARGUMENT",
-    401: "UNAUTHENTICATED",
-    403: "PERMISSION_DENIED",
-    404: "NOT_FOUND",
-    429: "RESOURCE_EXHAUSTED",
-    500: "INTERNAL",
-    503: "UNAVAILABLE",
-}
-
-
-def _bigrams(text: str) -> list[str]:
-    t = "".join(unicodedata.normalize("NFKC", text).lower().split())
-    if len(t) < 2:
-        return [t] if t else []
-    return [t[i : i + 2] for i in range(len(t) - 1)]
-
-
-def fake_vector(text: str, dim: int) -> np.ndarray:
-    """The fake's embedding of ``text``: a signed hashed bag of character bigrams, L2-normalised
-    (float32, shape ``(dim,)``). Deterministic across processes and platforms."""
-    v = np.zeros(dim, dtype=np.float32)
-    for gram in _bigrams(text):
-        h = int.from_bytes(hashlib.blake2b(gram.encode("utf-8"), digest_size=8).digest(), "little")
-        v[h % dim] += 1.0 if (h >> 63) & 1 else -1.0
-    norm = float(np.linalg.norm(v))
-    if norm == 0.0:
-        v[0] = 1.0
-        return v
-    return v / norm
+from tansaku.testing.fake_embedding_wire import (
+    GEMINI_PATH,
+    Reject,
+    fake_vector,
+    gemini_error,
+    openai_error,
+    parse_gemini,
+    parse_openai,
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -108,90 +83,6 @@ class FakeRequest:
     """The parsed JSON body, or ``None`` when it was not JSON."""
     texts: tuple[str, ...] = field(default=())
     """The input texts, when the body could be parsed."""
-
-
-class _Reject(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-def _openai_error(status: int, message: str) -> dict[str, Any]:
-    kind = "invalid_request_error" if status < 500 else "server_error"
-    if status == 429:
-        kind = "rate_limit_exceeded"
-    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
-
-
-def _gemini_error(status: int, message: str, retry_after: float | None = None) -> dict[str, Any]:
-    error: dict[str, Any] = {
-        "code": status,
-        "message": message,
-        "status": _GEMINI_STATUS.get(status, "UNKNOWN"),
-    }
-    if retry_after is not None:
-        error["details"] = [
-            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{retry_after}s"}
-        ]
-    return {"error": error}
-
-
-def _parse_openai(body: Any) -> tuple[str, list[str], int | None, str]:
-    """(model, texts, dimensions, encoding_format) as the API accepts them, or :class:`_Reject`."""
-    if not isinstance(body, dict):
-        raise _Reject(400, "request body must be a JSON object")
-    model = body.get("model")
-    if not isinstance(model, str) or not model:
-        raise _Reject(400, "'model' is a required property")
-    raw = body.get("input")
-    texts = [raw] if isinstance(raw, str) else raw
-    if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
-        raise _Reject(400, "'input' must be a non-empty string or list of strings")
-    if any(t == "" for t in texts):
-        raise _Reject(400, "'input' cannot contain an empty string")
-    dims = body.get("dimensions")
-    if dims is not None and (isinstance(dims, bool) or not isinstance(dims, int) or dims < 1):
-        raise _Reject(400, f"'dimensions' must be a positive integer, got {dims!r}")
-    fmt = body.get("encoding_format", "float")
-    if fmt not in ("float", "base64"):
-        raise _Reject(400, f"'encoding_format' must be 'float' or 'base64', got {fmt!r}")
-    return model, texts, dims, fmt
-
-
-def _gemini_text(content: Any) -> str:
-    if not isinstance(content, dict) or not isinstance(content.get("parts"), list):
-        raise _Reject(400, "content.parts is required")
-    parts = content["parts"]
-    if not parts or not all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in parts):
-        raise _Reject(400, "only text parts are supported")
-    return "".join(p["text"] for p in parts)
-
-
-def _parse_gemini(method: str, model: str, body: Any) -> tuple[list[str], list[int | None]]:
-    """(texts, output dimensionality per text), or :class:`_Reject` with Gemini's 400."""
-    if not isinstance(body, dict):
-        raise _Reject(400, "Invalid JSON payload received.")
-    requests = body.get("requests") if method == "batchEmbedContents" else [body]
-    if not isinstance(requests, list) or not requests:
-        raise _Reject(400, "* BatchEmbedContentsRequest.requests: requests is required")
-    texts, dims = [], []
-    for i, req in enumerate(requests):
-        if not isinstance(req, dict):
-            raise _Reject(400, f"requests[{i}] must be an object")
-        if method == "batchEmbedContents" and req.get("model") not in (None, f"models/{model}"):
-            raise _Reject(
-                400, f"requests[{i}].model {req.get('model')!r} differs from models/{model}"
-            )
-        task = req.get("taskType")
-        if task is not None and not isinstance(task, str):
-            raise _Reject(400, f"requests[{i}].taskType must be a string")
-        dim = req.get("outputDimensionality")
-        if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int) or dim < 1):
-            raise _Reject(400, f"requests[{i}].outputDimensionality must be a positive integer")
-        texts.append(_gemini_text(req.get("content")))
-        dims.append(dim)
-    return texts, dims
 
 
 class FakeEmbeddingServer:
@@ -293,6 +184,17 @@ class FakeEmbeddingServer:
         """The requests to an embedding path (not ``/health`` or unknown paths)."""
         return [r for r in self.requests if r.protocol]
 
+    def stats(self) -> dict[str, Any]:
+        """Counters since the last reset (also served as ``GET /stats``; ``POST /reset``
+        resets them), for a benchmark that runs the server in another process."""
+        with self._lock:
+            return {
+                "requests": sum(1 for r in self._requests if r.protocol),
+                "texts_embedded": self.texts_embedded,
+                "busy_s": self.busy_s,
+                "max_in_flight": self.max_in_flight,
+            }
+
     def reset(self) -> None:
         with self._lock:
             self._requests.clear()
@@ -306,7 +208,7 @@ class FakeEmbeddingServer:
     def _respond(
         self, path: str, headers: Mapping[str, str], raw: bytes
     ) -> tuple[int, bytes, dict[str, str]]:
-        gemini = _GEMINI_PATH.match(path)
+        gemini = GEMINI_PATH.match(path)
         protocol = "openai" if path == "/v1/embeddings" else "gemini" if gemini else ""
         try:
             body: Any = json.loads(raw.decode("utf-8"))
@@ -368,15 +270,15 @@ class FakeEmbeddingServer:
         self, headers: Mapping[str, str], body: Any, fault: Fault
     ) -> tuple[int, bytes, dict[str, str]]:
         try:
-            model, texts, dims, fmt = _parse_openai(body)
-        except _Reject as bad:
+            model, texts, dims, fmt = parse_openai(body)
+        except Reject as bad:
             self._record("/v1/embeddings", "openai", headers, body, [])
-            return _json(bad.status, _openai_error(bad.status, bad.message))
+            return _json(bad.status, openai_error(bad.status, bad.message))
         self._record("/v1/embeddings", "openai", headers, body, texts)
         self._wait(max(self.delay_s, fault.delay_s))
         auth = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
         if self.api_key is not None and auth != f"Bearer {self.api_key}":
-            return _json(401, _openai_error(401, "Incorrect API key provided."))
+            return _json(401, openai_error(401, "Incorrect API key provided."))
         status = fault.status or self.status
         if status is not None and status >= 400:
             extra: dict[str, str] = {}
@@ -384,10 +286,10 @@ class FakeEmbeddingServer:
                 extra["Retry-After"] = str(math.ceil(fault.retry_after))
                 extra["retry-after-ms"] = str(round(fault.retry_after * 1000))
             message = "Rate limit reached" if status == 429 else "fake server error"
-            return _json(status, _openai_error(status, message), extra)
+            return _json(status, openai_error(status, message), extra)
         if self.max_batch is not None and len(texts) > self.max_batch:
             message = f"batch size {len(texts)} > maximum allowed batch size {self.max_batch}"
-            return _json(413, _openai_error(413, message))
+            return _json(413, openai_error(413, message))
         vectors = self._vectors(texts, [dims] * len(texts), fault)
         data = [
             {
@@ -408,23 +310,23 @@ class FakeEmbeddingServer:
     ) -> tuple[int, bytes, dict[str, str]]:
         path = f"/v1beta/models/{model}:{method}"
         try:
-            texts, dims = _parse_gemini(method, model, body)
-        except _Reject as bad:
+            texts, dims = parse_gemini(method, model, body)
+        except Reject as bad:
             self._record(path, "gemini", headers, body, [])
-            return _json(bad.status, _gemini_error(bad.status, bad.message))
+            return _json(bad.status, gemini_error(bad.status, bad.message))
         self._record(path, "gemini", headers, body, texts)
         self._wait(max(self.delay_s, fault.delay_s))
         key = next((v for k, v in headers.items() if k.lower() == "x-goog-api-key"), "")
         if self.api_key is not None and key != self.api_key:
             message = "API key not valid. Please pass a valid API key."
-            return _json(400, _gemini_error(400, message))
+            return _json(400, gemini_error(400, message))
         status = fault.status or self.status
         if status is not None and status >= 400:
             message = "Resource has been exhausted" if status == 429 else "fake server error"
-            return _json(status, _gemini_error(status, message, fault.retry_after))
+            return _json(status, gemini_error(status, message, fault.retry_after))
         if self.max_batch is not None and len(texts) > self.max_batch:
             message = f"* BatchEmbedContentsRequest.requests: at most {self.max_batch} requests"
-            return _json(400, _gemini_error(400, message))
+            return _json(400, gemini_error(400, message))
         vectors = self._vectors(texts, dims, fault)
         if method == "embedContent":
             return _json(200, {"embedding": {"values": [float(x) for x in vectors[0]]}})
@@ -472,6 +374,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         if self._path() == "/health":
             self._write(*_json(200, {"status": "ok"}))
+        elif self._path() == "/stats":
+            self._write(*_json(200, self.server.fake.stats()))
         else:
             self._write(*_json(404, {"error": {"message": "Not Found"}}))
 
@@ -479,4 +383,40 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length > 0 else b""
         headers = {k: v for k, v in self.headers.items()}
+        if self._path() == "/reset":
+            self.server.fake.reset()
+            self._write(*_json(200, self.server.fake.stats()))
+            return
         self._write(*self.server.fake._respond(self._path(), headers, raw))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m tansaku.testing.fake_embedding_server --rate 2000``: serve until killed;
+    the first line printed is the server's URL."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description="tansaku's fake embedding server (127.0.0.1)")
+    ap.add_argument("--dim", type=int, default=256)
+    ap.add_argument("--rate", type=float, default=None, help="texts per second (one device)")
+    ap.add_argument("--latency", type=float, default=0.0, help="seconds per request, off device")
+    ap.add_argument("--max-batch", type=int, default=0, help="0: no limit")
+    ap.add_argument("--api-key", default=None)
+    args = ap.parse_args(argv)
+    srv = FakeEmbeddingServer(
+        dim=args.dim,
+        rate=args.rate,
+        latency_s=args.latency,
+        max_batch=args.max_batch or None,
+        api_key=args.api_key,
+    ).start()
+    print(srv.url, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        srv.close()
+
+
+if __name__ == "__main__":
+    main()
