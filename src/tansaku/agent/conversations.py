@@ -217,6 +217,15 @@ def resolve_followup(question: str, earlier: Sequence[str]) -> str:
     Anything else comes back unchanged."""
     if not earlier:
         return question
+    resolved: builtins.list[str] = []
+    for asked in earlier:  # each earlier question as it was understood
+        resolved.append(_resolve(asked, resolved))
+    return _resolve(question, resolved)
+
+
+def _resolve(question: str, earlier: Sequence[str]) -> str:
+    if not earlier:
+        return question
     previous = earlier[-1]
     last_store = next((s for q in reversed(earlier) for s in reversed(stores_in(q))), None)
     if last_store and _ANAPHORA.search(question):
