@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from tansaku.tools.spec import ToolSpec
 
 FINAL = "final_answer"
-_DESCRIPTION_CHARS = 160
+_DESCRIPTION_CHARS = 200
 
 
 def action_schema(tools: Sequence[ToolSpec]) -> dict[str, Any]:
@@ -65,8 +65,9 @@ def action_schema(tools: Sequence[ToolSpec]) -> dict[str, Any]:
 
 
 def _short(text: str) -> str:
-    first = text.strip().split("\n", 1)[0]
-    return first if len(first) <= _DESCRIPTION_CHARS else first[: _DESCRIPTION_CHARS - 1] + "…"
+    """What the tool does and when to use it: the first two lines of its description."""
+    head = " ".join(text.strip().split("\n")[:2])
+    return head if len(head) <= _DESCRIPTION_CHARS else head[: _DESCRIPTION_CHARS - 1] + "…"
 
 
 def tool_instructions(tools: Sequence[ToolSpec]) -> str:
