@@ -69,6 +69,10 @@ _QUESTION_WORDS = frozenset(
     ]
 )
 _FUTURE = re.compile(r"予測|予想|見込み|見通し|来年|来月|来週|将来|今後")
+_CARDS = re.compile(r"カード|フォロワー|スペル|アミュレット|ファンファーレ|ラストワード|進化時")
+_NOTES = re.compile(r"実験|ノート|試料|サンプル|測定|合成|培養|焼成|アニール|めっき|成膜")
+_CARD_WORDS = frozenset(["カード", "効果", "ある", "持つ", "出来る", "探す", "欲しい"])
+MAX_CARDS = 5
 _STAT_TOOLS = (
     (re.compile(r"売上|売り上げ|客数"), "get_sales_trend", "売上"),
     (re.compile(r"現金|過不足|レジ"), "get_cash_difference_analysis", "現金過不足"),
@@ -203,17 +207,26 @@ def answer_offline(
         reason = "表の検索(SQL)には言語モデルの設定が必要です"
         events.append(Event(type="thought", text=reason))
     else:
-        if label.label is QueryLabel.MANUAL:
+        available = {s.name for s in tools.specs}
+        if "search_card_effects" in available and _CARDS.search(question):
+            tried.append("search_card_effects")
+            text, cites = _cards_answer(question, tools, events)
+            if text is not None:
+                return _done(question, text, cites, events)
+            name = ""
+        elif "search_lab_notes" in available and _NOTES.search(question):
+            name, collection = "search_lab_notes", tools.scope.collections.get("notes", "")
+        elif label.label is QueryLabel.MANUAL:
             name, collection = "search_manual", tools.scope.collections.get("manuals", "")
         elif label.label is QueryLabel.VAGUE:
             name = "expand_and_search_cases"
         else:
             name = "search_past_cases"
-        tried.append(name)
-        data = _call(tools, events, name, {"query": question})
+        data = _call(tools, events, name, {"query": question}) if name else {}
+        tried.extend([name] if name else [])
         results = data.get("results", data) if isinstance(data, dict) else data
         expanded = data.get("expanded_queries", []) if isinstance(data, dict) else []
-        if isinstance(results, list):
+        if name and isinstance(results, list):
             lines, cites = _extract(question, results, collection, expanded)
             if lines:
                 body = "\n".join(lines)
@@ -235,6 +248,38 @@ def answer_offline(
         events=tuple(events),
         unanswered=True,
     )
+
+
+def _cards_answer(
+    question: str, tools: Toolset, events: list[Event]
+) -> tuple[str | None, list[Citation]]:
+    """The cards whose effect text the card search matched, each with its matched text."""
+    data = _call(tools, events, "search_card_effects", {"query": question, "top_k": MAX_CARDS})
+    rows = data.get("results") if isinstance(data, dict) else None
+    if not rows:
+        return None, []
+    collection = tools.scope.collections.get("cards", "")
+    wanted = _content_terms(question) - _CARD_WORDS
+    need = len(wanted) - len(wanted) // 3  # 2 of 2, 2 of 3, 3 of 4 …
+    if wanted:  # only cards whose effect says what was asked (回復 …), never the nearest others
+        rows = [
+            r for r in rows if len(wanted & _content_terms(str(r.get("content") or ""))) >= need
+        ]
+    if not rows:
+        return None, []
+    lines: list[str] = []
+    cites: list[Citation] = []
+    for row in rows[:MAX_CARDS]:
+        kind = "・".join(str(row[k]) for k in ("class", "type") if row.get(k))
+        cost = f"コスト{row['cost']}" if row.get("cost") is not None else ""
+        what = " ".join(p for p in (kind, cost) if p)
+        effect = " ".join(str(row.get("content") or row.get("matched_text") or "").split())
+        effect = effect if len(effect) <= 80 else effect[:79] + "…"
+        title = str(row.get("title") or row.get("doc_id"))
+        lines.append(f"・{title}({what}){effect}")
+        cites.append(Citation(doc_id=str(row.get("doc_id")), collection=collection, title=title))
+    head = f"「{question}」に当てはまる効果のカードです(効果文の検索から{len(lines)}件)。"
+    return head + "\n" + "\n".join(lines), cites
 
 
 def _table_answer(
