@@ -12,6 +12,7 @@ streamed ``tool_calls`` deltas, and turns every SDK exception into a
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Sequence
@@ -122,7 +123,7 @@ class _Assembler:
             if fn.name and fn.name != slot["name"]:
                 slot["name"] = fn.name if not slot["name"] else slot["name"] + fn.name
             if fn.arguments:
-                slot["arguments"].append(fn.arguments)
+                slot["arguments"].append(_text(fn.arguments))
 
     def response(self) -> ChatResponse:
         calls = tuple(
@@ -134,6 +135,13 @@ class _Assembler:
         return _reply(
             "".join(self.text), "".join(self.refusal), calls, self.finish, self.model, self.usage
         )
+
+
+def _text(arguments: Any) -> str:
+    """Arguments as JSON text (a few servers send an object where OpenAI sends a string)."""
+    if arguments is None or isinstance(arguments, str):
+        return arguments or ""
+    return json.dumps(arguments, ensure_ascii=False)
 
 
 def _usage(usage: Any) -> dict[str, int]:
@@ -247,7 +255,9 @@ class OpenAIChatModel:
         msg = choice.message
         calls = tuple(
             ToolCall(
-                id=c.id or f"call_{i}", name=c.function.name, arguments=c.function.arguments or "{}"
+                id=c.id or f"call_{i}",
+                name=c.function.name,
+                arguments=_text(c.function.arguments) or "{}",
             )
             for i, c in enumerate(msg.tool_calls or [])
             if getattr(c, "function", None) is not None
