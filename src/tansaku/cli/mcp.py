@@ -1,0 +1,176 @@
+"""``tansaku mcp``: the agent's tools as an MCP server (stdio or streamable HTTP), scoped to one
+team and the named collections when it starts.
+
+stdout belongs to the protocol on stdio, so every message for people goes to stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from tansaku.cli import render
+from tansaku.cli.common import (
+    EXIT_REJECTED,
+    HomeOpt,
+    TeamOpt,
+    connect,
+    err,
+    fail,
+    library_error,
+    parse_now,
+)
+from tansaku.errors import TansakuError
+from tansaku.integrations.mcp_server import DEFAULT_HOST, DEFAULT_PORT, TOKEN_ENV
+from tansaku.workspace import DEFAULT_TEAM, Workspace, validate_name
+
+TRANSPORTS = ("stdio", "http")
+
+
+def _collections(pairs: list[str] | None) -> dict[str, str] | None:
+    """``role=name`` pairs (None: the toolset's default roles)."""
+    if not pairs:
+        return None
+    out: dict[str, str] = {}
+    for pair in pairs:
+        role, sep, name = pair.partition("=")
+        role, name = role.strip(), name.strip()
+        if not sep or not role or not name:
+            raise fail(
+                f"--collection「{pair}」は 役割=コレクション名 で指定してください"
+                "(例: --collection manuals=manuals)",
+                EXIT_REJECTED,
+            )
+        out[_name(role, "役割名")] = _name(name, "コレクション名")
+    return out
+
+
+def _name(value: str, what: str) -> str:
+    """A plain name (team, role, collection); a bad one ends the command with exit code 2."""
+    try:
+        return validate_name(value, what)
+    except TansakuError as exc:
+        raise fail(str(exc), EXIT_REJECTED) from None
+
+
+def _tables(home: Path | None) -> Any:
+    """The workspace's registered tables (statistics and SQL tools), or None with a note."""
+    path = Workspace.from_env(home).tables_file
+    if not path.is_file():
+        return None
+    try:
+        from tansaku.tables import open_tables
+
+        return open_tables(path)
+    except (ImportError, TansakuError) as exc:
+        err.print(f"[yellow]注意:[/] 表データのツールは使えません({render.inline(str(exc))})")
+        return None
+
+
+def mcp(
+    team: TeamOpt = DEFAULT_TEAM,
+    transport: Annotated[
+        str, typer.Option("--transport", help="stdio(既定、MCPクライアントが起動)か http")
+    ] = "stdio",
+    host: Annotated[
+        str, typer.Option("--host", help="http で待ち受けるアドレス(既定: ループバックのみ)")
+    ] = DEFAULT_HOST,
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="http のポート(0: 空きポート)")
+    ] = DEFAULT_PORT,
+    collection: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--collection",
+            "-c",
+            help="公開するコレクション 役割=名前(例: manuals=manuals)。複数指定可。"
+            "省略時は reports / manuals",
+        ),
+    ] = None,
+    allow_remote: Annotated[
+        bool,
+        typer.Option("--allow-remote", help="ループバック以外での待ち受けを許す(--token 必須)"),
+    ] = False,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            envvar=TOKEN_ENV,
+            show_envvar=True,
+            help="http の全リクエストで確かめる Bearer トークン(16文字以上)",
+        ),
+    ] = None,
+    now: Annotated[
+        str | None, typer.Option("--now", help="「昨日」などの基準日時 YYYY-MM-DD[THH:MM]")
+    ] = None,
+    home: HomeOpt = None,
+) -> None:
+    """エージェントのツールを MCP サーバーとして公開する(チームとコレクションは起動時に固定)。"""
+    import anyio
+
+    from tansaku.integrations import mcp_server as srv
+    from tansaku.tools import toolset
+
+    if transport not in TRANSPORTS:
+        raise fail(f"--transport は {' か '.join(TRANSPORTS)} です(指定: {transport})", 2)
+    _name(team, "チーム名")
+    roles = _collections(collection)
+    clock = parse_now(now)
+    try:
+        if transport == "http":
+            srv.check_bind(host, allow_remote=allow_remote, token=token)
+        srv.require_sdk()
+        tables = _tables(home)
+        with connect(home, create=False) as ts, tables or contextlib.nullcontext():
+            if roles is not None:
+                _check_exist(ts, roles)
+            tools = toolset(ts, team=team, collections=roles, now=clock, tables=tables)
+            names = ", ".join(s.name for s in tools.specs)
+            scope = "、".join(f"{r}={n}" for r, n in tools.scope.collections.items())
+            err.print(
+                f"tansaku MCP サーバー: チーム「{render.inline(team)}」"
+                f"(コレクション {render.inline(scope)})、ツール {len(tools.specs)} 個: "
+                f"{render.inline(names)}",
+                soft_wrap=True,
+                highlight=False,
+            )
+            if transport == "stdio":
+                err.print("stdio で待ち受けます(終了: 入力を閉じる / Ctrl+C)", highlight=False)
+                anyio.run(srv.serve_stdio, tools)
+                return
+
+            def ready(url: str) -> None:
+                auth = "Bearer トークンあり" if token else "認証なし(ループバックのみ)"
+                err.print(f"待ち受け中: {url}({auth}、終了: Ctrl+C)", highlight=False)
+
+            serve = functools.partial(
+                srv.serve_http,
+                tools,
+                host=host,
+                port=port,
+                token=token,
+                allow_remote=allow_remote,
+                on_ready=ready,
+            )
+            anyio.run(serve)
+    except TansakuError as exc:
+        raise library_error(exc) from None
+    except KeyboardInterrupt:
+        err.print("終了しました", highlight=False)
+
+
+def _check_exist(ts: Any, roles: dict[str, str]) -> None:
+    """A mistyped --collection fails at start, not at every call."""
+    from tansaku.errors import CollectionNotFound
+
+    for name in roles.values():
+        if not ts.has_collection(name):
+            raise CollectionNotFound(name, [c.name for c in ts.collections()])
+
+
+def register(app: typer.Typer) -> None:
+    app.command("mcp")(mcp)
