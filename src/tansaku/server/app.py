@@ -31,14 +31,22 @@ from tansaku.server.jobs import JobRunner
 from tansaku.server.metrics import Metrics
 from tansaku.server.middleware import BodyLimit, RequestMetrics, SecurityHeaders
 from tansaku.server.owners import Owners
-from tansaku.server.routes import ask, collections, health, ingest, search, tables
+from tansaku.server.routes import (
+    ask,
+    collections,
+    feedback,
+    health,
+    ingest,
+    search,
+    tables,
+    unanswered,
+)
 from tansaku.server.settings import ServerSettings
 from tansaku.server.state import AppState
 
 log = logging.getLogger("tansaku.server")
 UPLOAD_PATHS = ("/api/ingest",)
-ROUTERS = (health, search, collections, tables, ask, ingest)
-OPTIONAL_ROUTERS = ("feedback",)
+ROUTERS = (health, search, collections, tables, ask, ingest, feedback, unanswered)
 
 
 def _appdb_keys(appdb: Any) -> KeyStore | None:
@@ -124,9 +132,6 @@ def create_app(
     app.state.tansaku = state
     errors.install(app)
     for module in ROUTERS:
-        app.include_router(module.router)
-    for name in OPTIONAL_ROUTERS:
-        module = importlib.import_module(f"tansaku.server.routes.{name}")
         app.include_router(module.router)
 
     @app.get("/docs", include_in_schema=False)

@@ -191,6 +191,8 @@ def install(app: FastAPI) -> None:
         code, message = _HTTP_MESSAGES.get(exc.status_code, ("http_error", "リクエストエラー"))
         if isinstance(exc, BodyTooLarge):
             message = str(exc.detail)
+        elif exc.status_code == 400 and "parsing the body" in str(exc.detail):
+            message = "リクエスト本文を読めません。UTF-8 の JSON(またはフォーム)で送ってください"
         return error_response(exc.status_code, code, message, getattr(exc, "headers", None))
 
     @app.exception_handler(Exception)

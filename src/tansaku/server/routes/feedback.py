@@ -54,7 +54,7 @@ def submit(body: FeedbackBody, request: Request, state: StateDep, team: TeamDep)
     return json_response(data, 201)
 
 
-def _bound(value: str | None, *, end: bool) -> datetime | None:
+def parse_bound(value: str | None, *, end: bool) -> datetime | None:
     """``YYYY-MM-DD`` (a whole day: ``to`` is inclusive) or an ISO datetime, as UTC."""
     if value is None or not value.strip():
         return None
@@ -81,8 +81,8 @@ def stats(
 ) -> Response:
     """期間(既定: 直近30日)の検索数・0件率・評価数・クエリ種別ごとの 👎 率、👎 のクエリに
     多い語(形態素解析)。例: `/api/feedback/stats?from=2025-12-01&to=2025-12-31`"""
-    end = _bound(date_to, end=True) or datetime.now(UTC)
-    start = _bound(date_from, end=False) or end - timedelta(days=DEFAULT_DAYS)
+    end = parse_bound(date_to, end=True) or datetime.now(UTC)
+    start = parse_bound(date_from, end=False) or end - timedelta(days=DEFAULT_DAYS)
     if start >= end:
         raise InvalidRequest("from は to より前の日付にしてください")
     result = state.appdb.feedback.feedback_stats(team, start, end)

@@ -1,0 +1,66 @@
+"""``GET /api/unanswered`` (paged, filtered by collection, dates and state) and
+``POST /api/unanswered/{id}/resolve`` — the team's own questions only (another team's id is
+a 404)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query
+from fastapi.responses import Response
+from pydantic import Field
+
+from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.routes.feedback import parse_bound
+from tansaku.server.schemas import Body
+from tansaku.server.state import StateDep, TeamDep
+
+router = APIRouter(tags=["未回答ログ"])
+
+
+class ResolveBody(Body):
+    resolution: Annotated[str, Field(max_length=1_000)] = ""
+
+
+@router.get("/api/unanswered", response_class=JsonResponse, summary="未回答の質問")
+def listing(
+    state: StateDep,
+    team: TeamDep,
+    collection: Annotated[str | None, Query(max_length=200)] = None,
+    date_from: Annotated[str | None, Query(alias="from", max_length=40)] = None,
+    date_to: Annotated[str | None, Query(alias="to", max_length=40)] = None,
+    resolved: bool | None = None,
+    offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> Response:
+    """新しい順。例: `/api/unanswered?collection=reports&from=2025-12-01&resolved=false`"""
+    filters = {
+        "collection": collection,
+        "start": parse_bound(date_from, end=False),
+        "end": parse_bound(date_to, end=True),
+        "resolved": resolved,
+    }
+    repo = state.appdb.unanswered
+    items = repo.find(team, limit=limit, offset=offset, **filters)
+    return json_response(
+        {
+            "total": repo.count(team, **filters),
+            "offset": offset,
+            "limit": limit,
+            "unanswered": [i.to_dict() for i in items],
+        }
+    )
+
+
+@router.post(
+    "/api/unanswered/{question_id}/resolve", response_class=JsonResponse, summary="解決済みにする"
+)
+def resolve(
+    question_id: Annotated[int, Path(ge=1, le=2**62)],
+    state: StateDep,
+    team: TeamDep,
+    body: ResolveBody | None = None,
+) -> Response:
+    """例: `{"resolution": "マニュアルに霜取りの手順を追加した"}`(本文は省略可)"""
+    note = body.resolution if body is not None else ""
+    return json_response(state.appdb.unanswered.resolve(team, question_id, note).to_dict())
