@@ -183,10 +183,11 @@ def answer_offline(
     reason = "裏付けとなる記述が見つかりません"
     if label.label is QueryLabel.GREETING:
         return _done(question, GREETING, [], events)
+    available = {s.name for s in tools.specs}
     table = (
         None
         if label.label is QueryLabel.STATISTICS
-        else table_routes.plan(question, {s.name for s in tools.specs}, tools.scope.now)
+        else table_routes.plan(question, available, tools.scope.now)
     )
     if table is not None:
         tried.append(table.tool)
@@ -197,17 +198,18 @@ def answer_offline(
     elif _FUTURE.search(question):
         reason = "予測や先の予定には答えられません(記録にあることだけを答えます)"
         events.append(Event(type="thought", text=reason))
-    elif label.label is QueryLabel.STATISTICS:
+    elif label.label is QueryLabel.STATISTICS and "get_claim_statistics" in available:
         tried.append("statistics")
         text = _statistics(question, tools, events)
         if text is not None:
             return _done(question, text, [], events)
         reason = "集計できる日報がありません(未来の期間・表が未登録を含む)"
-    elif label.label is QueryLabel.TABLE:
+    elif label.label is QueryLabel.TABLE and any(
+        "sql_query" in s.parameters.get("properties", {}) for s in tools.specs
+    ):
         reason = "表の検索(SQL)には言語モデルの設定が必要です"
         events.append(Event(type="thought", text=reason))
     else:
-        available = {s.name for s in tools.specs}
         if "search_card_effects" in available and _CARDS.search(question):
             tried.append("search_card_effects")
             text, cites = _cards_answer(question, tools, events)
