@@ -110,6 +110,7 @@ def one_run(
         "client_cpu_s": round(cpu, 3),
         "requests": emb.stats["requests"],
         "max_in_flight": stats["max_in_flight"],
+        "server_overruns": stats["overruns"],
     }
 
 

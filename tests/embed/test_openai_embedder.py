@@ -45,12 +45,13 @@ def test_batches_split_by_batch_size(server) -> None:
 
 
 def test_parallel_batches_never_exceed_the_concurrency_limit(server) -> None:
-    server.latency_s = 0.05  # every request stays open a while, so they overlap
+    server.gather = 3  # the first requests wait for each other: overlap whatever the timing
     emb = embedder(server, options=fast(batch_size=1, concurrency=3))
     vecs = emb.embed_passages(TEXTS)
     assert np.allclose(vecs, np.stack([fake_vector(t, 32) for t in TEXTS]), atol=1e-6)
     assert server.max_in_flight == 3
     server.reset()
+    server.latency_s = 0.05
     threads = [threading.Thread(target=emb.embed_queries, args=([t],)) for t in TEXTS]
     for t in threads:
         t.start()
@@ -205,12 +206,12 @@ def test_backoff_doubles_honours_the_hint_and_stops_at_the_cap() -> None:
 
 
 def test_the_cache_hands_over_enough_texts_for_parallel_batches(server, tmp_path) -> None:
-    server.latency_s = 0.05
+    server.gather = 4  # in chunks of 32 (the cache's own) only 2 could ever be in flight
     emb = embedder(server, options=fast(batch_size=16, concurrency=4))
     assert emb.call_size == 64
     cached = CachedEmbedder(emb, tmp_path / "cache.sqlite")
     texts = [f"{i}番目の日報: {TEXTS[i % len(TEXTS)]}" for i in range(64)]
-    cached.embed_passages(texts)  # in chunks of 32 (the cache's own) only 2 could run at once
+    cached.embed_passages(texts)
     assert server.max_in_flight == 4
     assert [len(r.texts) for r in server.embedding_requests] == [16] * 4
     cached.close()

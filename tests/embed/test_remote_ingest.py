@@ -51,3 +51,27 @@ def test_ingest_and_search_through_a_remote_embedder(server, tmp_path) -> None:
         again = ts.ingest_records(records(), collection="reports")
         assert again.embedded == 0  # unchanged text: nothing re-embedded, nothing sent
     assert server.texts_embedded == embedded_once
+
+
+def test_an_ingest_stopped_by_a_dead_server_resumes_without_re_embedding(server, tmp_path) -> None:
+    from tansaku.embed import EmbeddingError
+    from tansaku.testing.fake_embedding_server import Fault
+
+    emb = OpenAIEmbedder(
+        base_url=f"{server.url}/v1",
+        model="fake-e5",
+        api_key=API_KEY,
+        dim=32,
+        options=fast(batch_size=3, concurrency=1),
+    )
+    home = tmp_path / "home"
+    server.fail_next(Fault(), Fault(), *[Fault(status=503)] * 4)  # two batches, then down
+    with tansaku.connect(home, embedder=emb) as ts:
+        with pytest.raises(EmbeddingError, match="HTTP 503"):
+            ts.ingest_records(records(), collection="reports", config=CONFIG)
+        sent_before = server.texts_embedded
+        assert sent_before == 6
+        report = ts.ingest_records(records(), collection="reports", config=CONFIG)
+        assert report.embedded == len(TEXTS) - 6  # the two answered batches came from the cache
+        assert server.texts_embedded == len(TEXTS)
+        assert ts.collection("reports").store.count("default") == len(TEXTS)

@@ -129,9 +129,9 @@ class CachedEmbedder:
     def embed_passages(
         self, texts: Sequence[str], *, progress: ProgressFn | None = None, batch: int = 32
     ) -> np.ndarray:
-        batch = max(batch, getattr(self.inner, "call_size", 0))  # remote: parallel batches
+        batch = getattr(self.inner, "call_size", None) or batch  # remote: one parallel round
         return self._embed("passage", texts, self.inner.embed_passages, progress, batch)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        batch = max(64, getattr(self.inner, "call_size", 0))
+        batch = getattr(self.inner, "call_size", None) or 64
         return self._embed("query", texts, self.inner.embed_queries, None, batch)

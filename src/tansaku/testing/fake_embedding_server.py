@@ -116,11 +116,16 @@ class FakeEmbeddingServer:
         self.texts_embedded = 0
         self.busy_s = 0.0
         """Seconds the simulated device spent embedding (with ``rate``)."""
+        self.overruns = 0
         self._faults: deque[Fault] = deque()
         self._requests: list[FakeRequest] = []
         self._in_flight = 0
+        self.gather = 0
+        """Hold requests until this many are in flight at once (then never again; at most 5 s):
+        makes concurrency tests independent of thread timing."""
         self.max_in_flight = 0
         self._lock = threading.Lock()
+        self._peers = threading.Condition(self._lock)
         self._device = threading.Lock()
         self._stop = threading.Event()
         self._httpd: _HTTPServer | None = None
@@ -193,6 +198,7 @@ class FakeEmbeddingServer:
                 "texts_embedded": self.texts_embedded,
                 "busy_s": self.busy_s,
                 "max_in_flight": self.max_in_flight,
+                "overruns": self.overruns,
             }
 
     def reset(self) -> None:
@@ -202,6 +208,7 @@ class FakeEmbeddingServer:
             self.max_in_flight = 0
             self.texts_embedded = 0
             self.busy_s = 0.0
+            self.overruns = 0
 
     # -- handling -------------------------------------------------------------------------------
 
@@ -218,6 +225,11 @@ class FakeEmbeddingServer:
             fault = self._faults.popleft() if protocol and self._faults else Fault()
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
+            if self.gather and self._in_flight >= self.gather:
+                self.gather = 0  # reached once: the gate stays open
+            self._peers.notify_all()
+            if self.gather:  # hold until enough requests are in flight together
+                self._peers.wait_for(lambda: not self.gather or self._stop.is_set(), 5.0)
         try:
             if gemini is not None:
                 result = self._gemini(gemini.group(1), gemini.group(2), headers, body, fault)
@@ -243,25 +255,32 @@ class FakeEmbeddingServer:
         if seconds > 0:
             self._stop.wait(seconds)
 
-    def _serve(self, n_texts: int) -> None:
-        """Hold the simulated device for ``n_texts / rate`` seconds (one batch at a time)."""
-        self._wait(self.latency_s)
-        if self.rate is None:
-            return
-        with self._device:
-            start = time.perf_counter()
-            self._wait(n_texts / self.rate)
-            with self._lock:
-                self.busy_s += time.perf_counter() - start
-
     def _vectors(
         self, texts: Sequence[str], dims: Sequence[int | None], fault: Fault
     ) -> list[np.ndarray]:
-        self._serve(len(texts))
-        out = [
-            fake_vector(t, fault.wrong_dim or d or self.dim)
-            for t, d in zip(texts, dims, strict=True)
-        ]
+        """The batch's vectors. With ``rate``, computed while holding the one simulated device
+        for ``len(texts) / rate`` seconds in all (a batch the fake cannot compute that fast
+        counts in ``overruns``: then the fake, not the client, set the pace)."""
+        self._wait(self.latency_s)
+
+        def compute() -> list[np.ndarray]:
+            return [
+                fake_vector(t, fault.wrong_dim or d or self.dim)
+                for t, d in zip(texts, dims, strict=True)
+            ]
+
+        if self.rate is None:
+            out = compute()
+        else:
+            with self._device:
+                start = time.perf_counter()
+                out = compute()
+                due = len(texts) / self.rate
+                spent = time.perf_counter() - start
+                self._wait(due - spent)
+                with self._lock:
+                    self.busy_s += time.perf_counter() - start
+                    self.overruns += int(spent > due)
         with self._lock:
             self.texts_embedded += len(texts)
         return out[: max(len(out) - fault.drop, 0)]
