@@ -1,28 +1,22 @@
 """The unanswered log: questions with no supporting source, for the team to fill the gap.
 
-A SQLite table in the workspace (``appdb.sqlite``); the application issue moves it behind
-SQLAlchemy with PostgreSQL as an option."""
+Stored in the application database (:mod:`tansaku.appdb`: ``<home>/app.db``, or PostgreSQL when
+``$TANSAKU_DATABASE_URL`` is set). ``UnansweredLog(home / "appdb.sqlite")`` keeps the signature
+of earlier versions, whose log was that raw SQLite file: the workspace is the file's folder, and
+the rows of an existing file are copied into appdb once, on first use (the file is left as is).
+"""
 
 from __future__ import annotations
 
-import json
-import sqlite3
+import builtins
+import threading
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS unanswered (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    asked_at TEXT NOT NULL,
-    team TEXT NOT NULL,
-    collection TEXT NOT NULL,
-    question TEXT NOT NULL,
-    reason TEXT NOT NULL,
-    tools TEXT NOT NULL
-);
-"""
+if TYPE_CHECKING:
+    from tansaku.appdb import AppDB
+    from tansaku.appdb.unanswered import UnansweredRecord
 
 
 @dataclass(frozen=True)
@@ -34,59 +28,78 @@ class Unanswered:
     question: str
     reason: str
     tools: tuple[str, ...]
+    resolved_at: str | None = None
+    resolution: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {**vars(self), "tools": list(self.tools)}
+        return {**vars(self), "tools": list(self.tools), "resolved": self.resolved_at is not None}
+
+    @classmethod
+    def from_record(cls, r: UnansweredRecord) -> Unanswered:
+        return cls(
+            id=r.id,
+            asked_at=r.asked_at.isoformat(timespec="seconds"),
+            team=r.team,
+            collection=r.collection,
+            question=r.question,
+            reason=r.reason,
+            tools=r.tools,
+            resolved_at=r.resolved_at.isoformat(timespec="seconds") if r.resolved_at else None,
+            resolution=r.resolution,
+        )
 
 
 class UnansweredLog:
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    """The unanswered log of a workspace. ``target``: the legacy file path
+    (``<home>/appdb.sqlite``, whose folder is the workspace) or an open :class:`AppDB`."""
 
-    def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        con = sqlite3.connect(self.path, timeout=30)
-        con.executescript(_SCHEMA)
-        return con
+    def __init__(self, target: Path | AppDB) -> None:
+        if isinstance(target, Path | str):
+            self.path: Path | None = Path(target)
+            self._home: Path | None = self.path.parent
+            self._db: AppDB | None = None
+        else:
+            self.path = self._home = None
+            self._db = target
+        self._lock = threading.Lock()
+        self._imported = False
+
+    @property
+    def db(self) -> AppDB:
+        """The application database (opened, and the legacy rows imported, on first use)."""
+        with self._lock:
+            db = self._db
+            if db is None:
+                from tansaku.appdb import shared_appdb
+
+                db = self._db = shared_appdb(self._home)
+            if not self._imported and self.path is not None:
+                db.unanswered.import_legacy(self.path)
+                self._imported = True
+            return db
 
     def add(
         self, *, team: str, collection: str, question: str, reason: str, tools: list[str]
     ) -> None:
-        with self._connect() as con:
-            con.execute(
-                "INSERT INTO unanswered (asked_at, team, collection, question, reason, tools) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    datetime.now(UTC).isoformat(timespec="seconds"),
-                    team,
-                    collection,
-                    question,
-                    reason,
-                    json.dumps(tools, ensure_ascii=False),
-                ),
-            )
-        con.close()
+        self.db.unanswered.add(
+            team, collection=collection, question=question, reason=reason, tools=tools
+        )
 
-    def list(self, *, team: str) -> list[Unanswered]:
+    def list(
+        self,
+        *,
+        team: str,
+        collection: str | None = None,
+        resolved: bool | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> builtins.list[Unanswered]:
         """The team's unanswered questions, newest first (a team sees only its own)."""
-        if not self.path.is_file():
-            return []
-        with self._connect() as con:
-            rows = con.execute(
-                "SELECT id, asked_at, team, collection, question, reason, tools FROM unanswered "
-                "WHERE team = ? ORDER BY id DESC",
-                (team,),
-            ).fetchall()
-        con.close()
-        return [
-            Unanswered(
-                id=int(r[0]),
-                asked_at=str(r[1]),
-                team=str(r[2]),
-                collection=str(r[3]),
-                question=str(r[4]),
-                reason=str(r[5]),
-                tools=tuple(json.loads(r[6])),
-            )
-            for r in rows
-        ]
+        records = self.db.unanswered.find(
+            team, collection=collection, resolved=resolved, limit=limit, offset=offset
+        )
+        return [Unanswered.from_record(r) for r in records]
+
+    def resolve(self, *, team: str, question_id: int, resolution: str = "") -> Unanswered:
+        """Mark one of the team's questions resolved (``NotFound`` for another team's)."""
+        return Unanswered.from_record(self.db.unanswered.resolve(team, question_id, resolution))

@@ -17,7 +17,14 @@ Every read and write of a team's data takes the team and filters by it in the qu
 
 from __future__ import annotations
 
-from tansaku.appdb.db import ENV_DATABASE_URL, AppDB, open_appdb, resolve_url
+from tansaku.appdb.db import (
+    ENV_DATABASE_URL,
+    AppDB,
+    close_shared,
+    open_appdb,
+    resolve_url,
+    shared_appdb,
+)
 from tansaku.appdb.errors import (
     AppDBError,
     InvalidInput,
@@ -34,6 +41,8 @@ __all__ = [
     "InvalidTransition",
     "NotFound",
     "RateLimited",
+    "close_shared",
     "open_appdb",
     "resolve_url",
+    "shared_appdb",
 ]

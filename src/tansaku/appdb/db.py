@@ -12,6 +12,7 @@ Migrations run on open (``tansaku.appdb.migrate``): one opener migrates, the oth
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -227,3 +228,28 @@ def open_appdb(home_or_url: str | Path | None = None, *, migrate: bool = True) -
             engine.dispose()
             raise
     return db
+
+
+_shared: dict[str, AppDB] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_appdb(home_or_url: str | Path | None = None) -> AppDB:
+    """One open (migrated) :class:`AppDB` per database per process, shared by threads: what
+    short-lived callers (the agent's unanswered log, conversation history) use instead of
+    opening an engine per call. Do not ``close()`` it; :func:`close_shared` does."""
+    url, _home = resolve_url(home_or_url)
+    key = url.render_as_string(hide_password=False)
+    with _shared_lock:
+        db = _shared.get(key)
+        if db is None:
+            db = _shared[key] = open_appdb(home_or_url)
+        return db
+
+
+def close_shared() -> None:
+    """Dispose of every shared engine (tests, or a process that forks)."""
+    with _shared_lock:
+        for db in _shared.values():
+            db.close()
+        _shared.clear()
