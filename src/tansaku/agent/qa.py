@@ -16,21 +16,24 @@ line is ignored and its chunk generated again under the same record ids.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import os
 import re
-import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tansaku.agent.llm_search import parse_json
 from tansaku.agent.models.base import ChatModel, Message, ModelError
-from tansaku.config import Axis, AxisMode, CollectionConfig
+from tansaku.agent.qa_pairs import (
+    Chunk,
+    ProgressFile,
+    QAPair,
+    pair_records,
+    progress_path,
+    qa_config,
+)
+from tansaku.config import CollectionConfig
 from tansaku.errors import CollectionNotFound, InvalidRequest
 from tansaku.records import Record
 from tansaku.workspace import DEFAULT_TEAM, validate_name
@@ -85,23 +88,6 @@ QA_SCHEMA: dict[str, Any] = {
 
 
 @dataclass(frozen=True)
-class QAPair:
-    question: str
-    answer: str
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """One record of the source collection that pairs are written for."""
-
-    id: str
-    doc_id: str
-    field: str
-    text: str
-    metadata: dict[str, Any]
-
-
-@dataclass(frozen=True)
 class QAReport:
     chunks: int
     """Chunks of the source considered (after ``fields`` and ``limit``)."""
@@ -131,23 +117,6 @@ class QAReport:
 
 class QAGenerationError(ModelError):
     """The model failed on too many chunks in a row; what was done is kept."""
-
-
-def qa_config(name: str) -> CollectionConfig:
-    """The default config of a Q/A collection: keywords over questions and answers, the
-    meaning of the questions, and the meaning of the whole pair."""
-    return CollectionConfig(
-        name=name,
-        description="生成した質問と回答のペア",
-        source_type="qa_pair",
-        axes=(
-            Axis(
-                name="keyword", mode=AxisMode.BM25, fields=("qa_question", "qa_answer"), weight=0.4
-            ),
-            Axis(name="question", mode=AxisMode.DENSE, fields=("qa_question",), weight=0.3),
-            Axis(name="combined", mode=AxisMode.DENSE, fields=("combined",), weight=0.3),
-        ),
-    )
 
 
 def source_chunks(
@@ -239,90 +208,6 @@ def generate_pairs(
         except ValueError as exc:
             last = exc
     raise ValueError(str(last))
-
-
-def pair_records(chunk: Chunk, pairs: Sequence[QAPair], source: str) -> list[Record]:
-    """Records of ``pairs``: one document per pair (``qa-<hash of source and chunk>-<n>``)
-    with ``qa_question``, ``qa_answer`` and ``combined``; the source in the metadata."""
-    base = hashlib.sha256(f"{source}\0{chunk.id}".encode()).hexdigest()[:16]
-    meta_src = chunk.metadata
-    out: list[Record] = []
-    for n, pair in enumerate(pairs, 1):
-        doc_id = f"qa-{base}-{n}"
-        meta: dict[str, Any] = {
-            "title": str(meta_src.get("title") or chunk.doc_id),
-            "source_type": "qa_pair",
-            "source_collection": source,
-            "source_doc_id": chunk.doc_id,
-            "source_chunk_id": chunk.id,
-            "question": pair.question,
-            "answer": pair.answer,
-        }
-        for key in ("date", "chapter", "section", "store", "author"):
-            if meta_src.get(key):
-                meta[key] = meta_src[key]
-        combined = f"質問: {pair.question}\n回答: {pair.answer}"
-        for name, text in (
-            ("qa_question", pair.question),
-            ("qa_answer", pair.answer),
-            ("combined", combined),
-        ):
-            out.append(
-                Record(id=f"{doc_id}:{name}", doc_id=doc_id, field=name, text=text, metadata=meta)
-            )
-    return out
-
-
-class ProgressFile:
-    """Finished chunks, one JSON line each, appended and fsync'ed; torn lines are ignored."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lock = threading.Lock()
-
-    def load(self) -> dict[str, tuple[Chunk, list[QAPair]]]:
-        done: dict[str, tuple[Chunk, list[QAPair]]] = {}
-        if not self.path.is_file():
-            return done
-        with self.path.open(encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                try:
-                    row = json.loads(line)
-                    chunk = Chunk(row["chunk_id"], row["doc_id"], row["field"], "", row["metadata"])
-                    pairs = [QAPair(p["question"], p["answer"]) for p in row["pairs"]]
-                except (ValueError, KeyError, TypeError):
-                    continue  # a line torn by a kill: its chunk is generated again
-                done[chunk.id] = (chunk, pairs)
-        return done
-
-    def append(self, chunk: Chunk, pairs: Sequence[QAPair], model: str) -> None:
-        row = {
-            "chunk_id": chunk.id,
-            "doc_id": chunk.doc_id,
-            "field": chunk.field,
-            "metadata": chunk.metadata,
-            "pairs": [{"question": p.question, "answer": p.answer} for p in pairs],
-            "model": model,
-        }
-        line = json.dumps(row, ensure_ascii=False, default=str) + "\n"
-        with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("ab") as fh:
-                if fh.tell() > 0 and not _ends_with_newline(self.path):
-                    fh.write(b"\n")  # after a torn line
-                fh.write(line.encode("utf-8"))
-                fh.flush()
-                os.fsync(fh.fileno())
-
-
-def _ends_with_newline(path: Path) -> bool:
-    with path.open("rb") as fh:
-        fh.seek(-1, os.SEEK_END)
-        return fh.read(1) == b"\n"
-
-
-def progress_path(client: Tansaku, source: str, target: str, team: str) -> Path:
-    return client.workspace.home / "qa" / f"{source}__{target}__{team}.jsonl"
 
 
 ProgressCallback = Callable[[int, int], None]
@@ -436,3 +321,21 @@ def generate_qa(
         ingested=counts,
         progress_file=str(file.path),
     )
+
+
+__all__ = [
+    "QA_PROMPT",
+    "QA_SCHEMA",
+    "Chunk",
+    "QAGenerationError",
+    "QAPair",
+    "QAReport",
+    "generate_pairs",
+    "generate_qa",
+    "pair_records",
+    "parse_pairs",
+    "progress_path",
+    "qa_config",
+    "qa_prompt",
+    "source_chunks",
+]
