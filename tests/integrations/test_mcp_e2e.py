@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 from contextlib import contextmanager
+from datetime import date
 from pathlib import Path
 
 import anyio
@@ -99,6 +100,38 @@ def test_stdio_server_of_another_team_sees_only_that_team(real_home, tmp_path) -
 
     result = anyio.run(main)
     assert [r["content"] for r in json.loads(_text(result))] == [OTHER_TEAM_TEXT]
+
+
+def test_a_workspace_with_tables_serves_the_statistics_and_sql_tools(tmp_path) -> None:
+    pytest.importorskip("duckdb")
+    from tansaku.tables import install_demo_tables
+
+    home = tmp_path / "ws"
+    install_demo_tables(home, now=date(2025, 12, 11))
+
+    async def main():
+        with open(tmp_path / "stderr.txt", "w", encoding="utf-8") as errlog:
+            async with _stdio(home, errlog) as mcp:
+                names = [t.name for t in (await mcp.list_tools()).tools]
+                pets = await mcp.call_tool(
+                    "search_stores",
+                    {"sql_query": "SELECT store_name FROM stores WHERE pets_allowed = 'TRUE'"},
+                )
+                dropped = await mcp.call_tool("search_stores", {"sql_query": "DROP TABLE stores"})
+                claims = await mcp.call_tool("get_claim_statistics", {"period": "先月"})
+                return names, pets, dropped, claims
+
+    names, pets, dropped, claims = anyio.run(main)
+    assert {"search_stores", "search_events", "get_claim_statistics", "compare_periods"} <= set(
+        names
+    )
+    rows = json.loads(_text(pets))
+    assert not pets.is_error and rows["results"] and "store_name" in rows["results"][0]
+    assert dropped.is_error and json.loads(_text(dropped))["error"]
+    stats = json.loads(_text(claims))
+    assert not claims.is_error and stats["period_expression"] == "先月"
+    assert stats["period"]["start_date"] == "2025-11-01"  # --now fixed "先月"
+    assert stats["summary"]["claim_count"] > 0
 
 
 @contextmanager
