@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from tansaku.embed import CachedEmbedder, EmbeddingError, OpenAIEmbedder, RemoteOptions
+from tansaku.embed.openai_compat import default_prefixes, retry_after
 from tansaku.errors import ConfigError
 from tansaku.testing.fake_embedding_server import FakeEmbeddingServer, Fault, fake_vector
 
@@ -215,3 +216,32 @@ def test_the_cache_hands_over_enough_texts_for_parallel_batches(server, tmp_path
     assert server.max_in_flight == 4
     assert [len(r.texts) for r in server.embedding_requests] == [16] * 4
     cached.close()
+
+
+@pytest.mark.parametrize(
+    ("model", "prefixed"),
+    [
+        ("intfloat/multilingual-e5-large", True),
+        ("multilingual-e5-small", True),
+        ("intfloat/e5-base-v2", True),
+        ("intfloat/multilingual-e5-large-instruct", False),
+        ("intfloat/e5-mistral-7b-instruct", False),
+        ("text-embedding-3-small", False),
+        ("bge-m3", False),
+    ],
+)
+def test_which_models_get_e5_prefixes(model, prefixed) -> None:
+    assert default_prefixes(model) == (("query: ", "passage: ") if prefixed else ("", ""))
+
+
+def test_retry_after_reads_every_form() -> None:
+    assert retry_after({"retry-after-ms": "250", "retry-after": "1"}) == 0.25
+    assert retry_after({"retry-after": "3"}) == 3.0
+    assert retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0  # in the past
+    assert retry_after({"retry-after": "そのうち"}) is None
+    assert retry_after({}) is None
+
+
+def test_the_endpoint_in_messages_has_no_credentials() -> None:
+    emb = OpenAIEmbedder(base_url="https://user:pw@gpu-box:8443/v1/?key=abc", model="m")
+    assert emb.endpoint == "https://gpu-box:8443/v1/embeddings"

@@ -49,23 +49,22 @@ def default_prefixes(model: str) -> tuple[str, str]:
 
 
 def retry_after(headers: Any) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date); ``None``
+    when absent or unreadable."""
     if headers is None:
         return None
-    raw_ms = headers.get("retry-after-ms")
+    raw_ms, raw = headers.get("retry-after-ms"), headers.get("retry-after")
+    for value, scale in ((raw_ms, 1000.0), (raw, 1.0)):
+        try:
+            if value is not None:
+                return max(float(value) / scale, 0.0)
+        except ValueError:
+            continue
     try:
-        if raw_ms is not None:
-            return max(float(raw_ms) / 1000.0, 0.0)
-    except ValueError:
-        pass
-    raw = headers.get("retry-after")
-    if raw is None:
+        when = email.utils.parsedate_to_datetime(raw) if raw else None
+    except (TypeError, ValueError):
         return None
-    try:
-        return max(float(raw), 0.0)
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(raw) if raw else None
-        return max(parsed.timestamp() - time.time(), 0.0) if parsed else None
+    return max(when.timestamp() - time.time(), 0.0) if when else None
 
 
 def error_detail(body: Any) -> str:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
@@ -268,8 +269,6 @@ def model_name(provider: str, model: str, dimensions: int | None, prefixes: tupl
 
 def redact_url(url: str) -> str:
     """``url`` without credentials or a query string (which may hold a ``key=``)."""
-    from urllib.parse import urlsplit, urlunsplit
-
     parts = urlsplit(url)
     host = parts.hostname or ""
     if parts.port:
