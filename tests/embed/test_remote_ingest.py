@@ -75,3 +75,22 @@ def test_an_ingest_stopped_by_a_dead_server_resumes_without_re_embedding(server,
         assert report.embedded == len(TEXTS) - 6  # the two answered batches came from the cache
         assert server.texts_embedded == len(TEXTS)
         assert ts.collection("reports").store.count("default") == len(TEXTS)
+
+
+def test_a_workspace_configured_in_tansaku_toml(server, tmp_path, monkeypatch) -> None:
+    from tansaku.embed import load_embedder
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "tansaku.toml").write_text(
+        f'[embedder]\nprovider = "tei"\nbase_url = "{server.url}/v1"\nmodel = "fake-e5"\n'
+        'api_key_env = "FAKE_TEI_KEY"\nbatch_size = 4\nconcurrency = 2\n',
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("FAKE_TEI_KEY", API_KEY)
+    with tansaku.connect(home, embedder=load_embedder(home)) as ts:  # what connect() will do
+        ts.ingest_records(records(), collection="reports", config=CONFIG)
+        hits = ts.search("食洗機の水漏れ", collection="reports", top_k=1).hits
+        assert hits[0].doc_id == "r4"
+        assert ts.collection("reports").state.embedder == "openai/fake-e5"
+    assert [len(r.texts) for r in server.embedding_requests[1:4]] == [4, 4, 2]
