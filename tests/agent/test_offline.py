@@ -100,7 +100,7 @@ def test_cli_ask_json_and_unanswered(tmp_path, monkeypatch) -> None:
     assert data["model"] == "offline" and data["citations"][0]["doc_id"] == "r1"
     assert {e["type"] for e in data["events"]} >= {"thought", "tool_call", "tool_result", "answer"}
     human = runner.invoke(app, ["ask", "冷蔵庫の故障", "--now", "2025-12-11", "--show-thoughts"])
-    assert human.exit_code == 0 and "出典:" in human.stdout
+    assert human.exit_code == 0 and "[1] " in human.stdout and "(r1)" in human.stdout
     runner.invoke(app, ["ask", "来月の売上の見込みは?"])
     listed = json.loads(runner.invoke(app, ["unanswered", "--json"]).stdout)["unanswered"]
     assert any(u["question"] == "来月の売上の見込みは?" for u in listed)

@@ -8,11 +8,10 @@ configured, or when the model fails — the offline router's extractive answers.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from tansaku.agent.citations import strip_markers
 from tansaku.agent.conversations import (
@@ -47,14 +46,11 @@ def conversations(client: Tansaku) -> Conversations:
 
 
 def configured_model(client: Tansaku) -> ChatModel | None:
-    """The workspace's configured chat model (``tansaku.agent.models.config``), or None."""
-    try:
-        config = importlib.import_module("tansaku.agent.models.config")
-    except ModuleNotFoundError as exc:
-        if exc.name != "tansaku.agent.models.config":
-            raise
-        return None
-    return cast("ChatModel | None", config.load_model(client.workspace.home))
+    """The workspace's configured chat model (environment, then ``tansaku.toml`` ``[llm]``;
+    :func:`tansaku.agent.models.config.load_model`), or None."""
+    from tansaku.agent.models.config import load_model
+
+    return load_model(client.workspace.home)
 
 
 def history_messages(turns: Sequence[Turn]) -> list[Message]:

@@ -30,6 +30,8 @@ _ROLES = {
     "search_past_cases": "reports",
     "expand_and_search_cases": "reports",
     "search_manual": "manuals",
+    "search_lab_notes": "notes",
+    "search_card_effects": "cards",
 }
 _TABLES = {"search_stores": "stores", "search_events": "events"}
 _DATA_TITLES = {

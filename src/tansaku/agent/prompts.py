@@ -26,6 +26,8 @@ _GUIDES: tuple[tuple[str, str], ...] = (
     ("compare_periods", "2つの期間の比較: compare_periods"),
     ("search_stores", "店舗の条件(駐車場・個室・営業時間など)での検索: search_stores"),
     ("search_rag_knowledge_base", "ナレッジベース全般の検索: search_rag_knowledge_base"),
+    ("search_lab_notes", "実験ノート(材料・方法・結果)の検索: search_lab_notes"),
+    ("search_card_effects", "カードの効果・種類・コストでの検索: search_card_effects"),
     ("list_rag_collections", "どのデータを検索できるかの確認: list_rag_collections"),
     ("get_current_time", "今日の日付や曜日の確認: get_current_time"),
 )

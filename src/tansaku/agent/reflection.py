@@ -21,6 +21,11 @@ from tansaku.agent.prompts import REFLECTION, REFLECTION_SCHEMA, reflection_inpu
 Status = Literal["answered", "not_found", "smalltalk"]
 _FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$")
 MAX_CONTEXT_CHARS = 12_000
+_STATUSES: dict[str, Status] = {
+    "answered": "answered",
+    "not_found": "not_found",
+    "smalltalk": "smalltalk",
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,8 +57,7 @@ def parse_reflection(content: str, draft: str) -> Reflection:
     except ValueError:
         data = None
     if isinstance(data, dict) and isinstance(data.get("answer"), str):
-        status = data.get("status")
-        status = status if status in ("answered", "not_found", "smalltalk") else "answered"
+        status: Status = _STATUSES.get(str(data.get("status")), "answered")
         answer = data["answer"].strip()
         return Reflection(
             critique=str(data.get("critique") or ""),
