@@ -186,6 +186,13 @@ def test_ask_json_and_sse(live):
         answer = r.json()
         assert answer["conversation_id"]
         assert answer["events"] and answer["events"][-1]["type"] == "answer"
+        rated = http.post(
+            "/api/feedback",
+            json={"query_id": answer["query_id"], "rating": -1, "reason": "数字がほしい"},
+        )
+        assert rated.status_code == 201, rated.text
+        assert rated.json()["meta"]["query"] == "冷蔵庫の温度は何度までですか"
+        assert rated.json()["meta"]["query_type"] == "ask"
         with http.stream(
             "POST",
             "/api/ask",
@@ -201,6 +208,7 @@ def test_ask_json_and_sse(live):
         assert names[-1] == "final" and "tool_call" in names
         final = json.loads(frames[-1].split("\n", 1)[1].removeprefix("data: "))
         assert final["citations"] and final["citations"][0]["collection"] == "manuals"
+        assert final["query_id"]
         follow = http.post(
             "/api/ask",
             json={"question": "ほかには?", "conversation_id": "no-such-conversation"},

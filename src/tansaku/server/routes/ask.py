@@ -14,6 +14,7 @@ import contextlib
 import json
 import logging
 import threading
+import uuid
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -42,6 +43,33 @@ def _collections(state: AppState, team: str, asked: Mapping[str, str] | None) ->
         if name not in names:
             raise ApiError(404, "collection_not_found", f"コレクション「{name}」が見つかりません")
     return dict(asked)
+
+
+def record_answer(state: AppState, team: str, answer: Any) -> str:
+    """An ANSWER_EVENT in appdb for the turn — built here, from the answer — so that 👍/👎 on an
+    answer goes through ``POST /api/feedback`` like a search's: its meta (question, cited
+    titles, unanswered as zero-hit) comes from this row, never from the client."""
+    query_id = uuid.uuid4().hex
+    if state.appdb is None:
+        return query_id
+    cites = list(answer.citations)
+    event = {
+        "event": "ANSWER_EVENT",
+        "query_id": query_id,
+        "tenant": team,
+        "collection": cites[0].collection if cites else "",
+        "query": answer.question,
+        "normalized_query": answer.question,
+        "query_type": "ask",
+        "namespaces": sorted({c.collection for c in cites}),
+        "top5_doc_ids": [c.doc_id for c in cites[:5]],
+        "hit_count": len(cites),
+        "zero_hit": bool(answer.unanswered),
+        "model": answer.model,
+        "conversation_id": answer.conversation_id,
+    }
+    state.appdb.events.record(team, event, titles=[c.title or c.doc_id for c in cites[:5]])
+    return query_id
 
 
 def _outcome(answer: Any) -> str:
@@ -103,7 +131,8 @@ def ask_route(body: AskBody, request: Request, state: StateDep, team: TeamDep) -
             media_type="text/event-stream",
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
-    return json_response(_turn(state, team, body, collections).to_dict())
+    answer = _turn(state, team, body, collections)
+    return json_response(answer.to_dict() | {"query_id": record_answer(state, team, answer)})
 
 
 def _sse(event: str, data: Any) -> str:
@@ -126,7 +155,7 @@ async def _stream(
             answer = _turn(
                 state, team, body, collections, on_event=lambda e: put(("event", e.to_dict()))
             )
-            put(("final", answer.to_dict()))
+            put(("final", answer.to_dict() | {"query_id": record_answer(state, team, answer)}))
         except ApiError as exc:
             put(("error", error_body(exc.code, exc.message)))
         except TansakuError as exc:
