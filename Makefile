@@ -16,6 +16,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e ".[dev]"
+	./scripts/system-deps.sh
 	@touch $(STAMP)
 
 install: $(STAMP) ## create .venv and install tansaku with every extra and the dev tools
