@@ -11,7 +11,9 @@ and benchmarked with no model, no GPU and no network::
 Endpoints: ``POST /v1/embeddings`` (the OpenAI API, also served by TEI, vLLM, Infinity and
 Ollama: ``input`` a string or a list of strings, ``encoding_format`` ``float`` or ``base64``,
 ``dimensions``), ``POST /v1beta/models/{model}:batchEmbedContents`` and ``…:embedContent``
-(the Gemini API, ``taskType`` and ``outputDimensionality``), ``GET /health``.
+(the Gemini API, ``taskType`` and ``outputDimensionality``), ``GET /health``, and for a
+benchmark that runs the server in its own process (``python -m
+tansaku.testing.fake_embedding_server --rate 1000``) ``GET /stats`` and ``POST /reset``.
 
 Vectors are deterministic: a signed hashed bag of the text's character bigrams (NFKC,
 lowercased, no whitespace), so texts sharing wording are near each other, Japanese included.
@@ -21,7 +23,9 @@ server runs: ``status`` and ``delay_s`` (every request), ``max_batch`` (more inp
 413 on the OpenAI path as TEI answers, 400 ``INVALID_ARGUMENT`` on Gemini's), ``rate`` (a
 service rate in texts per second: the server embeds one batch at a time, each taking
 ``len(batch) / rate`` seconds, like one GPU) and ``latency_s`` (per-request time that does not
-hold the device, like a network round trip). :meth:`fail_next` scripts the next requests'
+hold the device, like a network round trip), ``gather`` (hold the first requests until that
+many are in flight together: concurrency tests that do not depend on thread timing).
+:meth:`fail_next` scripts the next requests'
 faults (:class:`Fault`: an HTTP status with ``Retry-After``, a delay, a wrong dimension, fewer
 vectors than inputs). Every request is recorded (:attr:`requests`), with the peak number of
 requests in flight (:attr:`max_in_flight`) and the texts embedded (:attr:`texts_embedded`).
@@ -37,16 +41,18 @@ import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import numpy as np
 
 from tansaku.testing.fake_embedding_wire import (
     GEMINI_PATH,
+    FakeHandler,
+    FakeHTTPServer,
     Reject,
     fake_vector,
     gemini_error,
+    json_response,
     openai_error,
     parse_gemini,
     parse_openai,
@@ -128,7 +134,7 @@ class FakeEmbeddingServer:
         self._peers = threading.Condition(self._lock)
         self._device = threading.Lock()
         self._stop = threading.Event()
-        self._httpd: _HTTPServer | None = None
+        self._httpd: FakeHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -136,7 +142,7 @@ class FakeEmbeddingServer:
     def start(self) -> FakeEmbeddingServer:
         if self._httpd is None:
             self._stop.clear()
-            self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
+            self._httpd = FakeHTTPServer(("127.0.0.1", 0), FakeHandler)
             self._httpd.fake = self
             self._thread = threading.Thread(
                 target=self._httpd.serve_forever,
@@ -237,7 +243,7 @@ class FakeEmbeddingServer:
                 result = self._openai(headers, body, fault)
             else:
                 self._record(path, "", headers, body, [])
-                result = _json(404, {"error": {"message": f"no route for {path}"}})
+                result = json_response(404, {"error": {"message": f"no route for {path}"}})
         finally:
             with self._lock:
                 self._in_flight -= 1
@@ -292,12 +298,12 @@ class FakeEmbeddingServer:
             model, texts, dims, fmt = parse_openai(body)
         except Reject as bad:
             self._record("/v1/embeddings", "openai", headers, body, [])
-            return _json(bad.status, openai_error(bad.status, bad.message))
+            return json_response(bad.status, openai_error(bad.status, bad.message))
         self._record("/v1/embeddings", "openai", headers, body, texts)
         self._wait(max(self.delay_s, fault.delay_s))
         auth = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
         if self.api_key is not None and auth != f"Bearer {self.api_key}":
-            return _json(401, openai_error(401, "Incorrect API key provided."))
+            return json_response(401, openai_error(401, "Incorrect API key provided."))
         status = fault.status or self.status
         if status is not None and status >= 400:
             extra: dict[str, str] = {}
@@ -305,10 +311,10 @@ class FakeEmbeddingServer:
                 extra["Retry-After"] = str(math.ceil(fault.retry_after))
                 extra["retry-after-ms"] = str(round(fault.retry_after * 1000))
             message = "Rate limit reached" if status == 429 else "fake server error"
-            return _json(status, openai_error(status, message), extra)
+            return json_response(status, openai_error(status, message), extra)
         if self.max_batch is not None and len(texts) > self.max_batch:
             message = f"batch size {len(texts)} > maximum allowed batch size {self.max_batch}"
-            return _json(413, openai_error(413, message))
+            return json_response(413, openai_error(413, message))
         vectors = self._vectors(texts, [dims] * len(texts), fault)
         data = [
             {
@@ -322,7 +328,7 @@ class FakeEmbeddingServer:
         ]
         tokens = sum(len(t) for t in texts)
         usage = {"prompt_tokens": tokens, "total_tokens": tokens}
-        return _json(200, {"object": "list", "data": data, "model": model, "usage": usage})
+        return json_response(200, {"object": "list", "data": data, "model": model, "usage": usage})
 
     def _gemini(
         self, model: str, method: str, headers: Mapping[str, str], body: Any, fault: Fault
@@ -332,81 +338,26 @@ class FakeEmbeddingServer:
             texts, dims = parse_gemini(method, model, body)
         except Reject as bad:
             self._record(path, "gemini", headers, body, [])
-            return _json(bad.status, gemini_error(bad.status, bad.message))
+            return json_response(bad.status, gemini_error(bad.status, bad.message))
         self._record(path, "gemini", headers, body, texts)
         self._wait(max(self.delay_s, fault.delay_s))
         key = next((v for k, v in headers.items() if k.lower() == "x-goog-api-key"), "")
         if self.api_key is not None and key != self.api_key:
             message = "API key not valid. Please pass a valid API key."
-            return _json(400, gemini_error(400, message))
+            return json_response(400, gemini_error(400, message))
         status = fault.status or self.status
         if status is not None and status >= 400:
             message = "Resource has been exhausted" if status == 429 else "fake server error"
-            return _json(status, gemini_error(status, message, fault.retry_after))
+            return json_response(status, gemini_error(status, message, fault.retry_after))
         if self.max_batch is not None and len(texts) > self.max_batch:
             message = f"* BatchEmbedContentsRequest.requests: at most {self.max_batch} requests"
-            return _json(400, gemini_error(400, message))
+            return json_response(400, gemini_error(400, message))
         vectors = self._vectors(texts, dims, fault)
         if method == "embedContent":
-            return _json(200, {"embedding": {"values": [float(x) for x in vectors[0]]}})
-        return _json(200, {"embeddings": [{"values": [float(x) for x in v]} for v in vectors]})
-
-
-def _json(
-    status: int, payload: Any, headers: Mapping[str, str] | None = None
-) -> tuple[int, bytes, dict[str, str]]:
-    data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-    return status, data, {"Content-Type": "application/json", **(headers or {})}
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 64
-    fake: FakeEmbeddingServer
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that gave up (timeout) is expected; nothing to report
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _HTTPServer
-    server_version = "FakeEmbedding/1.0"
-    protocol_version = "HTTP/1.1"  # keep-alive, as the SDKs' connection pools expect
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _path(self) -> str:
-        return self.path.split("?", 1)[0].rstrip("/") or "/"
-
-    def _write(self, status: int, data: bytes, headers: Mapping[str, str]) -> None:
-        try:
-            self.send_response(status)
-            for key, value in headers.items():
-                self.send_header(key, value)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except OSError:
-            self.close_connection = True  # the client timed out and closed the connection
-
-    def do_GET(self) -> None:
-        if self._path() == "/health":
-            self._write(*_json(200, {"status": "ok"}))
-        elif self._path() == "/stats":
-            self._write(*_json(200, self.server.fake.stats()))
-        else:
-            self._write(*_json(404, {"error": {"message": "Not Found"}}))
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length > 0 else b""
-        headers = {k: v for k, v in self.headers.items()}
-        if self._path() == "/reset":
-            self.server.fake.reset()
-            self._write(*_json(200, self.server.fake.stats()))
-            return
-        self._write(*self.server.fake._respond(self._path(), headers, raw))
+            return json_response(200, {"embedding": {"values": [float(x) for x in vectors[0]]}})
+        return json_response(
+            200, {"embeddings": [{"values": [float(x) for x in v]} for v in vectors]}
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
