@@ -218,7 +218,12 @@ def test_streamable_http_with_a_bearer_token(real_home) -> None:
 
 def _refused(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [TANSAKU, "mcp", *args], capture_output=True, text=True, encoding="utf-8", env=_env()
+        [TANSAKU, "mcp", *args],
+        stdin=subprocess.DEVNULL,  # a stdio server that starts ends at once
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=_env(),
     )
 
 
@@ -251,6 +256,11 @@ def test_bad_options_are_refused_in_japanese(real_home, tmp_path) -> None:
         done = _refused(*args, *home)
         assert done.returncode == code, (args, done.stderr)
         assert done.stderr.startswith("エラー:") and message in done.stderr, done.stderr
+    typo = _refused("--team", "nobody", *home)
+    assert typo.returncode == 0 and typo.stdout == ""
+    assert "注意: チーム「nobody」のデータはコレクション reports、manuals にまだありません" in (
+        typo.stderr
+    )
     missing = _refused("--home", str(tmp_path / "nowhere"))
     assert missing.returncode == 1 and "ワークスペース" in missing.stderr
     assert not (tmp_path / "nowhere").exists()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -129,6 +130,8 @@ def mcp(
             if roles is not None:
                 _check_exist(ts, roles)
             tools = toolset(ts, team=team, collections=roles, now=clock, tables=tables)
+            for note in _scope_notes(ts, team, tools.scope.collections):
+                err.print(f"[yellow]注意:[/] {render.inline(note)}", highlight=False)
             names = ", ".join(s.name for s in tools.specs)
             scope = "、".join(f"{r}={n}" for r, n in tools.scope.collections.items())
             err.print(
@@ -170,6 +173,22 @@ def _check_exist(ts: Any, roles: dict[str, str]) -> None:
     for name in roles.values():
         if not ts.has_collection(name):
             raise CollectionNotFound(name, [c.name for c in ts.collections()])
+
+
+def _scope_notes(ts: Any, team: str, roles: Mapping[str, str]) -> list[str]:
+    """What a user would want to know before a client gets empty answers: a default role with
+    no collection, or a team with no data in any served collection (a mistyped --team)."""
+    infos = {c.name: c for c in ts.collections()}
+    notes = [
+        f"コレクション「{name}」がありません({role} のツールはエラーを返します)"
+        for role, name in roles.items()
+        if name not in infos
+    ]
+    served = [infos[n] for n in roles.values() if n in infos]
+    if served and not any(team in c.teams for c in served):
+        names = "、".join(c.name for c in served)
+        notes.append(f"チーム「{team}」のデータはコレクション {names} にまだありません")
+    return notes
 
 
 def register(app: typer.Typer) -> None:

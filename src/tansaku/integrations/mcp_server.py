@@ -20,6 +20,7 @@ import hmac
 import ipaddress
 import json
 import logging
+import re
 import socket
 from collections.abc import Awaitable, Callable, MutableMapping
 from importlib import metadata
@@ -40,6 +41,7 @@ DEFAULT_PORT = 8765
 MCP_PATH = "/mcp"
 TOKEN_ENV = "TANSAKU_MCP_TOKEN"
 MIN_TOKEN_CHARS = 16
+MIN_SDK = (2, 3)  # the version this adapter is tested with
 MAX_CONCURRENT_CALLS = 4  # tool calls run in worker threads; searches are CPU-bound
 
 Scope = MutableMapping[str, Any]
@@ -49,14 +51,17 @@ AsgiApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def require_sdk() -> None:
-    """The ``mcp`` SDK, 2.x (its server API differs from 1.x), or MissingExtra."""
+    """The ``mcp`` SDK at ``MIN_SDK`` or later (the 2.x server API differs from 1.x), or
+    MissingExtra naming the pip command."""
     try:
         version = metadata.version("mcp")
         import mcp.server  # noqa: F401
     except (ImportError, metadata.PackageNotFoundError):
         raise MissingExtra("mcp", "mcp", "MCP サーバー") from None
-    if int(version.split(".")[0]) < 2:
-        raise MissingExtra(f"mcp 2.0 以上(インストール済み: {version})", "mcp", "MCP サーバー")
+    found = re.match(r"(\d+)\.(\d+)", version)
+    if found is None or (int(found[1]), int(found[2])) < MIN_SDK:
+        need = ".".join(map(str, MIN_SDK))
+        raise MissingExtra(f"mcp {need} 以上(インストール済み: {version})", "mcp", "MCP サーバー")
 
 
 def tool_definitions(toolset: Toolset) -> list[Tool]:
@@ -259,6 +264,8 @@ async def serve_http(
     Raises InvalidRequest for a bind :func:`check_bind` refuses or a port in use."""
     check_bind(host, allow_remote=allow_remote, token=token)
     import uvicorn
+
+    host = host.strip().strip("[]")  # [::1] as written in a URL
 
     app = http_app(toolset, host=host, token=token)
     sock = _listen(host, port)
