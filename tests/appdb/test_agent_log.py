@@ -69,3 +69,14 @@ def test_an_open_appdb_can_be_given(db) -> None:
     log.add(team="t", collection="c", question="質問", reason="理由", tools=[])
     assert [u.question for u in log.list(team="t")] == ["質問"]
     assert log.list(team="u") == []
+
+
+def test_opening_the_workspace_copies_the_legacy_rows(tmp_path) -> None:
+    """The server opens appdb directly: the old file's rows are there from its first open."""
+    home = tmp_path / "ws"
+    home.mkdir()
+    _legacy(home / "appdb.sqlite")
+    with open_appdb(home) as db:
+        assert [q.question for q in db.unanswered.find("default")] == ["来月の売上予測は?"]
+    with open_appdb(home) as db:
+        assert db.unanswered.count("default") == 1

@@ -275,7 +275,8 @@ def import_legacy_conversations(db: AppDB, path: Path) -> int:
         by_conv.setdefault(str(t[0]), []).append(t)
     copied = 0
     with db.write() as s:
-        if s.get(Setting, marker) is not None:
+        db.lock_in(s, marker)
+        if s.get(Setting, marker) is not None:  # another process imported meanwhile
             return 0
         for cid, team, created in convs:
             if s.get(Conversation, str(cid)) is not None:

@@ -24,7 +24,7 @@ from tansaku.errors import MissingExtra
 from tansaku.workspace import Workspace
 
 try:
-    from sqlalchemy import Engine, create_engine, event
+    from sqlalchemy import Engine, create_engine, event, text
     from sqlalchemy.engine import URL, make_url
     from sqlalchemy.orm import Session, sessionmaker
 except ImportError as exc:  # pragma: no cover - the server extra is missing
@@ -157,6 +157,15 @@ class AppDB:
             with Session(bind=conn, expire_on_commit=False) as session, session.begin():
                 yield session
 
+    def lock_in(self, session: Session, name: str) -> None:
+        """Serialise write transactions on ``name`` until ``session``'s transaction ends:
+        a transaction-level advisory lock on PostgreSQL; on SQLite every write transaction
+        (``BEGIN IMMEDIATE``) is serialised already."""
+        if self.backend == "postgresql":
+            session.execute(
+                text("SELECT pg_advisory_xact_lock(hashtextextended(:name, 0))"), {"name": name}
+            )
+
     def ping(self) -> bool:
         """Whether the database answers (for health checks); errors propagate."""
         with self.engine.connect() as conn:
@@ -209,8 +218,25 @@ class AppDB:
         return ConversationRepo(self)
 
 
+LEGACY_FILE = "appdb.sqlite"
+
+
+def import_legacy(db: AppDB) -> None:
+    """Copy the unanswered questions and conversations of the raw-SQLite file of earlier
+    versions (``<home>/appdb.sqlite``) into ``db``, once (the file is left untouched)."""
+    if db.home is None:
+        return
+    legacy = db.home / LEGACY_FILE
+    if legacy.is_file():
+        from tansaku.appdb.conversations import import_legacy_conversations
+
+        db.unanswered.import_legacy(legacy)
+        import_legacy_conversations(db, legacy)
+
+
 def open_appdb(home_or_url: str | Path | None = None, *, migrate: bool = True) -> AppDB:
-    """Open (and migrate to the newest schema) the application database.
+    """Open (and migrate to the newest schema) the application database; the rows of an
+    earlier version's ``<home>/appdb.sqlite`` are copied in on the first open.
 
     ``home_or_url``: a workspace folder (SQLite ``<home>/app.db`` unless
     ``$TANSAKU_DATABASE_URL`` is set) or a database URL; ``None`` is the workspace of
@@ -224,6 +250,7 @@ def open_appdb(home_or_url: str | Path | None = None, *, migrate: bool = True) -
 
         try:
             upgrade(db)
+            import_legacy(db)
         except BaseException:
             engine.dispose()
             raise

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select
 
 from tansaku.appdb.errors import InvalidInput, NotFound, RateLimited
 from tansaku.appdb.models import Feedback, SearchEvent, utcnow
@@ -139,11 +139,7 @@ class FeedbackRepo:
         now = now or utcnow()
         longest = max(w for _, w, _ in RATE_LIMITS)
         with self.db.write() as s:
-            if self.db.backend == "postgresql":
-                s.execute(
-                    text("SELECT pg_advisory_xact_lock(hashtextextended(:c, 0))"),
-                    {"c": f"feedback:{team}:{client}"},
-                )
+            self.db.lock_in(s, f"feedback:{team}:{client}")
             times = list(
                 s.scalars(
                     select(Feedback.created_at)

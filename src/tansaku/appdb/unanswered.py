@@ -226,6 +226,7 @@ class UnansweredRepo:
         finally:
             con.close()
         with self.db.write() as s:
+            self.db.lock_in(s, marker)
             if s.get(Setting, marker) is not None:  # another process imported meanwhile
                 return 0
             for asked_at, team, collection, question, reason, tools in rows:
