@@ -50,7 +50,7 @@ class StoredConversations:
 
                 db = self._db = shared_appdb(self._home)
             if not self._imported and self.path is not None:
-                from tansaku.appdb.conversations import import_legacy_conversations
+                from tansaku.appdb.legacy_history import import_legacy_conversations
 
                 import_legacy_conversations(db, self.path)
                 self._imported = True

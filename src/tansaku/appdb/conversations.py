@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
-import sqlite3
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, func, select
 
 from tansaku.appdb.errors import InvalidInput, NotFound
-from tansaku.appdb.models import Conversation, Message, Setting, utcnow
+from tansaku.appdb.models import Conversation, Message, utcnow
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -90,7 +86,7 @@ def _msg(row: Message) -> MessageRecord:
     )
 
 
-def _title(title: str) -> str:
+def title_of(title: str) -> str:
     return " ".join((title or "").split())[:MAX_TITLE_CHARS]
 
 
@@ -115,7 +111,7 @@ class ConversationRepo:
         row = Conversation(
             id=cid,
             team=team,
-            title=_title(title),
+            title=title_of(title),
             meta=dict(meta or {}),
             created_at=now,
             updated_at=now,
@@ -195,7 +191,7 @@ class ConversationRepo:
             conv = self._row(s, team, conversation_id)
             conv.updated_at = now
             if not conv.title and role == "user":
-                conv.title = _title(content)
+                conv.title = title_of(content)
             row = Message(
                 conversation_id=conversation_id,
                 team=team,
@@ -227,7 +223,7 @@ class ConversationRepo:
     def rename(self, team: str, conversation_id: str, title: str) -> ConversationRecord:
         with self.db.write() as s:
             row = self._row(s, team, conversation_id)
-            row.title = _title(title)
+            row.title = title_of(title)
             s.flush()
             return _conv(row)
 
@@ -244,80 +240,3 @@ class ConversationRepo:
                     Conversation.team == team, Conversation.id == conversation_id
                 )
             )
-
-
-def import_legacy_conversations(db: AppDB, path: Path) -> int:
-    """Copy the conversations of an earlier raw-SQLite history (``<home>/appdb.sqlite``,
-    tables ``conversations`` and ``conversation_turns``) once, keeping their ids (so an id a
-    user kept still continues); returns how many conversations were copied now."""
-    if not path.is_file():
-        return 0
-    where = str(path.resolve())
-    marker = "legacy_conversations:" + hashlib.sha256(where.encode("utf-8")).hexdigest()[:32]
-    with db.read() as s:
-        if s.get(Setting, marker) is not None:
-            return 0
-    con = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, timeout=30)
-    try:
-        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
-        if not {"conversations", "conversation_turns"} <= tables:
-            convs, turns = [], []
-        else:
-            convs = con.execute("SELECT id, team, created_at FROM conversations").fetchall()
-            turns = con.execute(
-                "SELECT conversation_id, created_at, role, text, citations "
-                "FROM conversation_turns ORDER BY id"
-            ).fetchall()
-    finally:
-        con.close()
-    by_conv: dict[str, list[Any]] = {}
-    for t in turns:
-        by_conv.setdefault(str(t[0]), []).append(t)
-    copied = 0
-    with db.write() as s:
-        db.lock_in(s, marker)
-        if s.get(Setting, marker) is not None:  # another process imported meanwhile
-            return 0
-        for cid, team, created in convs:
-            if s.get(Conversation, str(cid)) is not None:
-                continue
-            mine = by_conv.get(str(cid), [])
-            first_user = next((str(t[3]) for t in mine if t[2] == "user"), "")
-            started = _parse_time(str(created))
-            last = _parse_time(str(mine[-1][1])) if mine else started
-            conv = Conversation(
-                id=str(cid),
-                team=str(team),
-                title=_title(first_user),
-                meta={},
-                created_at=started,
-                updated_at=last,
-            )
-            s.add(conv)
-            s.flush()
-            for _, at, role, text, cites in mine:
-                try:
-                    citations = json.loads(cites or "[]")
-                except ValueError:
-                    citations = []
-                s.add(
-                    Message(
-                        conversation_id=str(cid),
-                        team=str(team),
-                        role=str(role),
-                        content=str(text),
-                        data={"citations": citations},
-                        created_at=_parse_time(str(at)),
-                    )
-                )
-            copied += 1
-        s.add(Setting(key=marker, value=json.dumps({"path": where, "conversations": copied})))
-    return copied
-
-
-def _parse_time(raw: str) -> datetime:
-    try:
-        t = datetime.fromisoformat(raw)
-    except ValueError:
-        return utcnow()
-    return t if t.tzinfo else t.replace(tzinfo=UTC)

@@ -228,7 +228,7 @@ def import_legacy(db: AppDB) -> None:
         return
     legacy = db.home / LEGACY_FILE
     if legacy.is_file():
-        from tansaku.appdb.conversations import import_legacy_conversations
+        from tansaku.appdb.legacy_history import import_legacy_conversations
 
         db.unanswered.import_legacy(legacy)
         import_legacy_conversations(db, legacy)
