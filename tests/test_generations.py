@@ -181,9 +181,9 @@ def test_a_legacy_collection_with_lost_statistics_is_migrated_and_repaired(tmp_p
 
 
 def test_checkpoints_publish_as_they_go_and_keep_the_disk_bounded(ts, monkeypatch) -> None:
-    import tansaku.ingest.maintain as maintain
+    import tansaku.apply
 
-    monkeypatch.setattr(maintain, "BATCH", 1)
+    monkeypatch.setattr(tansaku.apply, "BATCH", 1)
     monkeypatch.setenv("TANSAKU_CHECKPOINT_S", "0")
     seen: list[set[str]] = []
 

@@ -1,6 +1,6 @@
-"""The library's front door: ``tansaku.connect()`` opens a workspace.
+"""The library's front door: ``tansaku.connect()`` opens a workspace and picks its backend.
 
->>> ts = tansaku.connect()                      # ./.tansaku or $TANSAKU_HOME
+>>> ts = tansaku.connect()                      # ./.tansaku or $TANSAKU_HOME, embedded store
 >>> ts.ingest(["examples/notes"], collection="notes")
 >>> ts.search("シリカ薄膜の焼成温度", collection="notes").hits[0].doc_id
 """
@@ -10,11 +10,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tansaku import handles, views
+from tansaku.backends import Backend, backend_for, workspace_home
 from tansaku.collection import Collection, CollectionState
 from tansaku.config import AxisMode, CollectionConfig, load_config
 from tansaku.embed.base import Embedder
@@ -39,7 +39,7 @@ from tansaku.search.events import SearchEventLog
 from tansaku.search.types import SearchRequest, SearchResult
 from tansaku.store.base import Filter
 from tansaku.workspace import DEFAULT_TEAM, Workspace, validate_name
-from tansaku.writer import commit, remove_collection, writing
+from tansaku.writer import commit
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,8 @@ class Tansaku:
     Searches read the committed generation of each collection and move to a newer one between
     searches; writes (ingest, delete) take the collection's writer lock and commit a new
     generation (``tansaku.generations``). Any number of threads and processes may search while
-    one process writes."""
+    one process writes. Collections live in ``backend`` (default: the embedded store of the
+    workspace folder, see ``tansaku.backends``)."""
 
     def __init__(
         self,
@@ -66,6 +67,7 @@ class Tansaku:
         *,
         embedder: Embedder | None = None,
         create: bool = True,
+        backend: Backend | None = None,
     ) -> None:
         ws = Workspace.from_env(home)
         if create:
@@ -73,9 +75,10 @@ class Tansaku:
         elif not ws.home.is_dir():
             raise WorkspaceNotFound(str(ws.home))
         self.workspace = ws
+        self.backend: Backend = backend or backend_for(None, ws)
         self._inner_embedder = embedder
         self._embedder: CachedEmbedder | None = None
-        self._views: dict[str, tuple[tuple[str, int], Collection]] = {}
+        self._views: dict[str, tuple[Any, Collection]] = {}
         self._lock = threading.RLock()
         self.events = SearchEventLog(self.workspace.logs_dir / "search_events.jsonl")
         self._services: SearchServices | None = None
@@ -102,7 +105,7 @@ class Tansaku:
                 self._embedder.close()
                 self._embedder = None
             if self._services is not None:
-                self._services.embedder = None
+                self._services = replace(self._services, embedder=None)
             self.events.close()
 
     def __enter__(self) -> Tansaku:
@@ -115,13 +118,12 @@ class Tansaku:
     def collection(self, name: str) -> Collection:
         """A read-only view of the collection's last commit (a newer commit gives a new view
         at the next call; the previous one stays usable until then)."""
-        col_dir = self.workspace.collection_dir(name)
         with self._lock:
-            key = views.fingerprint(col_dir, name, self.workspace)
+            key = self.backend.fingerprint(name)
             cached = self._views.get(name)
             if cached is not None and cached[0] == key:
                 return cached[1]
-            view = views.open_view(self.workspace, name)
+            view = self.backend.open_view(name)
             self._views[name] = (key, view)  # a commit meanwhile: reopened at the next call
             return view
 
@@ -131,7 +133,7 @@ class Tansaku:
         yield self.collection(name)
 
     def has_collection(self, name: str) -> bool:
-        return (self.workspace.collection_dir(name) / "config.toml").is_file()
+        return self.backend.exists(name)
 
     def create_collection(
         self, config: CollectionConfig, *, exist_ok: bool = True, replace_config: bool = False
@@ -167,8 +169,8 @@ class Tansaku:
             emb = (self.embedder.name, self.embedder.dim)
         with self._lock:  # our own view would keep the generation it reads from removal
             self._views.pop(name, None)
-        with writing(
-            self.workspace, name, config=config, embedder=emb, on_wait=on_wait, lazy=lazy
+        with self.backend.writing(
+            name, config=config, embedder=emb, on_wait=on_wait, lazy=lazy
         ) as col:
             yield col
 
@@ -176,23 +178,19 @@ class Tansaku:
         """Delete a collection, or only ``team``'s records in it (a new generation)."""
         validate_name(name)
         if not self.has_collection(name):
-            raise CollectionNotFound(name, self.workspace.collection_names())
+            raise CollectionNotFound(name, self.backend.names())
         if team is not None:
             validate_name(team, "チーム名")
             with self.writing(name) as col:
-                col.store.delete_tenant(team)
-                if col.handles is not None and col.handles.has_unit_shard():
-                    col.units.delete_tenant(team)
-                col.state.bm25.pop(team, None)
-                col.state.units.discard(team)
+                col.drop_tenant(team)
             return
         with self._lock:
             self._views.pop(name, None)
-        remove_collection(self.workspace, name)
+        self.backend.remove(name)
 
     def collections(self) -> list[CollectionInfo]:
         out = []
-        for name in self.workspace.collection_names():
+        for name in self.backend.names():
             with self.reading(name) as col:
                 teams = tuple(sorted(t for t, f in col.state.bm25.items() if _has_records(f)))
                 out.append(
@@ -220,10 +218,7 @@ class Tansaku:
         """The collection as a dry run sees it: nothing is created or written."""
         if self.has_collection(collection):
             col = self.collection(collection)
-            if config is None or col.handles is None:
-                return col if config is None else Collection(col.path, config, col.state)
-            handles.retain(col.handles)
-            return views.snapshot(col.path, config, col.state, col.handles)
+            return col if config is None else col.with_config(config)
         cfg = config or CollectionConfig(name=collection)
         return Collection(self.workspace.collection_dir(collection), cfg, CollectionState())
 
@@ -336,22 +331,42 @@ class Tansaku:
 
     @property
     def services(self) -> SearchServices:
-        """Classifier, expander, reranker and event log used by every search of this client.
-
-        Replace parts to plug in an LLM expander or a reranker:
-        ``ts.services.expander = MyExpander()``.
-        """
+        """Classifier, expander, reranker and event log used by every search of this client:
+        a frozen object, replaced whole (never changed in place, so a search running in
+        another thread keeps the one it started with). Plug in an LLM expander or a reranker
+        with :meth:`with_services` (``ts.with_services(expander=MyExpander())``) or assign a
+        new one (``ts.services = replace(ts.services, reranker=r)``)."""
         with self._lock:
             if self._services is None:
                 self._services = SearchServices(events=self.events)
             return self._services
 
+    @services.setter
+    def services(self, services: SearchServices) -> None:
+        with self._lock:
+            self._services = services
+
+    def with_services(self, **changes: Any) -> SearchServices:
+        """Replace parts of :attr:`services` (``expander=``, ``classifier=``, ``reranker=``,
+        ``events=``, ``embedder=``) in one atomic swap; returns the new services."""
+        with self._lock:
+            self._services = replace(self.services, **changes)
+            return self._services
+
+    def _services_for(self, col: Collection, request: SearchRequest) -> SearchServices:
+        services = self.services
+        if services.embedder is not None or not _dense(col, request):
+            return services
+        embedder = self.embedder  # loads the model: outside any swap of the services
+        with self._lock:
+            current = self._services or services
+            if current.embedder is None:
+                self._services = current = replace(current, embedder=embedder)
+            return current
+
     def run(self, request: SearchRequest) -> SearchResult:
         with self.reading(request.collection) as col:
-            services = self.services
-            if services.embedder is None and _dense(col, request):
-                services.embedder = self.embedder
-            return run_search(col, request, services)
+            return run_search(col, request, self._services_for(col, request))
 
 
 def _has_records(fields: dict[str, Any]) -> bool:
@@ -371,12 +386,23 @@ def _dense(col: Collection, request: SearchRequest) -> bool:
 
 
 def connect(
-    home: str | Path | None = None, *, embedder: Embedder | None = None, create: bool = True
+    target: str | Path | None = None, *, embedder: Embedder | None = None, create: bool = True
 ) -> Tansaku:
-    """Open the workspace at ``home`` / ``$TANSAKU_HOME`` / ``./.tansaku``, creating it unless
-    ``create=False`` (then a missing folder raises :class:`~tansaku.errors.WorkspaceNotFound`:
-    read commands never create a workspace)."""
-    return Tansaku(home, embedder=embedder, create=create)
+    """Open the workspace at ``target`` / ``$TANSAKU_HOME`` / ``./.tansaku``, creating it
+    unless ``create=False`` (then a missing folder raises
+    :class:`~tansaku.errors.WorkspaceNotFound`: read commands never create a workspace).
+
+    ``target`` picks the backend (``tansaku.backends``): a folder keeps the collections in it
+    (the embedded store); a URL (``http://host:6333``) names a server backend registered for
+    its scheme, with the local workspace of ``$TANSAKU_HOME`` for caches and logs."""
+    ts = Tansaku(workspace_home(target), embedder=embedder, create=create)
+    if target is not None and str(target) != str(workspace_home(target)):
+        try:
+            ts.backend = backend_for(target, ts.workspace)
+        except BaseException:
+            ts.close()
+            raise
+    return ts
 
 
 __all__ = ["CollectionInfo", "CollectionNotFound", "Tansaku", "connect"]

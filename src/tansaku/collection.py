@@ -1,4 +1,11 @@
-"""A collection on disk: its config, its engine handles and its BM25 length statistics."""
+"""A collection: its config, the storage its backend hands it and the statistics it owns.
+
+``Collection`` never builds a store: a backend (``tansaku.backends``) opens the collection's
+:class:`~tansaku.store.protocols.CollectionStorage` — the embedded one, a generation's shards —
+and hands it over. The collection owns what is derived from its records: the BM25 length
+statistics per team and field (:class:`CollectionState`, saved with every commit) and, through
+:meth:`Collection.apply`, the maintenance an ingest plan needs (``tansaku.apply``).
+"""
 
 from __future__ import annotations
 
@@ -7,19 +14,22 @@ import os
 import tempfile
 import threading
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tansaku.config import AxisMode, CollectionConfig, config_from_dict
 from tansaku.errors import CollectionNotFound, ConfigError, StorageError
 from tansaku.generations import STATE
-from tansaku.handles import GenHandles
-from tansaku.store.edge import EdgeStore
-from tansaku.store.units import UnitStore
+from tansaku.store.ids import ID_VERSION
+from tansaku.store.protocols import CollectionStorage, RecordStore, UnitIndex
 
-STATE_VERSION = 1
+if TYPE_CHECKING:
+    from tansaku.apply import ApplyOptions
+    from tansaku.ingest.plan import IngestPlan
+
+STATE_VERSION = ID_VERSION  # 2: 64-bit integer point ids (1: UUIDs, migrated on open)
 REWEIGHT_DRIFT = 0.2  # re-encode a field's BM25 vectors when its average length moved by > 20%
 
 
@@ -110,14 +120,77 @@ class CollectionState:
     dim: int = 0
     bm25: dict[str, dict[str, FieldStats]] = field(default_factory=dict)
     units: set[str] = field(default_factory=set)
+    version: int = STATE_VERSION  # the layout the generation's stores were written in
 
     def stats(self, tenant: str, field_name: str) -> FieldStats:
         return self.bm25.setdefault(tenant, {}).setdefault(field_name, FieldStats())
 
+    def fix_averages(
+        self,
+        tenant: str,
+        removed: Iterable[tuple[str, int]],
+        added: Iterable[tuple[str, int]],
+    ) -> None:
+        """Fix the average length new BM25 vectors are encoded with (``avgdl_written``) for
+        fields that have none yet, from the statistics as they will be once the (field,
+        length) pairs ``removed`` are gone and ``added`` are written."""
+        projected: dict[str, list[int]] = {
+            fld: [st.total_len, st.count] for fld, st in self.bm25.get(tenant, {}).items()
+        }
+        for fld, length in removed:
+            tot = projected.setdefault(fld, [0, 0])
+            tot[0] -= length
+            tot[1] -= 1
+        for fld, length in added:
+            tot = projected.setdefault(fld, [0, 0])
+            tot[0] += length
+            tot[1] += 1
+        for fld, (total_len, count) in projected.items():
+            st = self.stats(tenant, fld)
+            if not st.avgdl_written and count > 0:
+                st.avgdl_written = total_len / count
+
+    def move(
+        self,
+        tenant: str,
+        removed: Iterable[tuple[str, int]],
+        added: Iterable[tuple[str, int]],
+    ) -> None:
+        """Move the length statistics by the (field, length) of records just removed and
+        written (batch by batch: every commit's statistics describe the records it holds)."""
+        for fld, length in removed:
+            st = self.stats(tenant, fld)
+            st.total_len -= length
+            st.count -= 1
+        for fld, length in added:
+            st = self.stats(tenant, fld)
+            st.total_len += length
+            st.count += 1
+
+    def drifted(self, tenant: str, threshold: float = 0.0) -> list[tuple[str, float]]:
+        """(field, new average) of the tenant's fields whose average length moved more than
+        ``threshold`` (a fraction) from the one their vectors were encoded with; the new
+        average becomes the encoded one (the caller re-encodes those fields)."""
+        out = []
+        for fld, st in self.bm25.get(tenant, {}).items():
+            if not st.count:
+                continue
+            written = st.avgdl_written
+            if written and abs(st.avgdl - written) / written <= threshold:
+                continue
+            st.avgdl_written = st.avgdl
+            out.append((fld, st.avgdl))
+        return out
+
+    def drop(self, tenant: str) -> None:
+        """Forget the team (its records and units are gone)."""
+        self.bm25.pop(tenant, None)
+        self.units.discard(tenant)
+
     def to_json(self) -> str:
         return json.dumps(
             {
-                "version": STATE_VERSION,
+                "version": self.version,
                 "embedder": self.embedder,
                 "dim": self.dim,
                 "bm25": {
@@ -135,6 +208,7 @@ class CollectionState:
         return cls(
             embedder=data.get("embedder", ""),
             dim=int(data.get("dim", 0)),
+            version=int(data.get("version", 1)),
             bm25={
                 t: {f: FieldStats(**s) for f, s in fields.items()}
                 for t, fields in data.get("bm25", {}).items()
@@ -144,9 +218,9 @@ class CollectionState:
 
 
 class Collection:
-    """Config, state and engine handles of one collection, bound to one generation folder.
+    """Config, state and storage of one collection (embedded: bound to one generation).
 
-    Readers get a read-only view of the committed generation (:func:`open_view`); a writer
+    Readers get a read-only view of the committed generation (``tansaku.views``); a writer
     gets a writable working generation from :func:`tansaku.writer.writing` and commits it."""
 
     def __init__(
@@ -154,7 +228,7 @@ class Collection:
         path: Path,
         config: CollectionConfig,
         state: CollectionState,
-        handles: GenHandles | None = None,
+        handles: CollectionStorage | None = None,
     ) -> None:
         self.path = path
         self.config = config
@@ -162,7 +236,8 @@ class Collection:
         self.handles = handles
         self.lock = threading.RLock()
         # a lazy writer reads the committed generation until its first write (see begin_write)
-        self.start_writing: Callable[[], GenHandles] | None = None
+        self.start_writing: Callable[[], CollectionStorage] | None = None
+        self._parent: Collection | None = None  # the view a derived view keeps alive
 
     @property
     def name(self) -> str:
@@ -170,8 +245,10 @@ class Collection:
 
     @property
     def gen(self) -> Path | None:
-        """The generation folder this view reads (or writes); ``None`` before the first."""
-        return self.handles.gen if self.handles is not None else None
+        """The generation folder this view reads (or writes); ``None`` before the first (and
+        for a backend without generations)."""
+        gen = getattr(self.handles, "gen", None)
+        return gen if isinstance(gen, Path) else None
 
     @property
     def writable(self) -> bool:
@@ -187,7 +264,7 @@ class Collection:
                 raise StorageError("読み取り専用のコレクションには書き込めません")
             self.handles = self.start_writing()
 
-    def _handles(self) -> GenHandles:
+    def _handles(self) -> CollectionStorage:
         if self.handles is None:
             raise StorageError(
                 f"コレクション「{self.name}」にはまだデータがありません"
@@ -196,11 +273,11 @@ class Collection:
         return self.handles
 
     @property
-    def store(self) -> EdgeStore:
+    def store(self) -> RecordStore:
         return self._handles().store()
 
     @property
-    def units(self) -> UnitStore:
+    def units(self) -> UnitIndex:
         """The sentence units of ``bigram`` axes (a second shard, created on first write)."""
         h = self._handles()
         units = h.units()
@@ -214,7 +291,7 @@ class Collection:
         first: a shard created anew has nothing, whatever the state said)."""
         h = self._handles()
         if not h.writable:
-            return tenant in self.state.units and h.has_unit_shard()
+            return tenant in self.state.units and h.has_unit_index()
         _ = self.units
         return tenant in self.state.units
 
@@ -236,12 +313,31 @@ class Collection:
                 fields.update(axis.fields)
         return fields
 
+    def apply(self, plan: IngestPlan, options: ApplyOptions | None = None) -> int:
+        """Carry out an ingest plan in this writer's collection: analyse, embed, write records
+        and units, move the statistics, re-encode drifted fields, build the index
+        (``tansaku.apply``). Returns the number of texts embedded."""
+        from tansaku.apply import ApplyOptions, apply_plan
+
+        return apply_plan(self, plan, options or ApplyOptions())
+
+    def drop_tenant(self, tenant: str) -> None:
+        """Remove every record, unit and statistic of the team (a writer's collection)."""
+        self.begin_write()
+        h = self._handles()
+        h.store().delete_tenant(tenant)
+        if h.has_unit_index():
+            h.units().delete_tenant(tenant)
+        with self.lock:
+            self.state.drop(tenant)
+
     def save_state(self) -> None:
         """Write the state into the working generation (a writer's; committed with it)."""
         h = self._handles()
-        if not h.writable:
+        gen = self.gen
+        if not h.writable or gen is None:
             raise StorageError("読み取り専用のコレクションには書き込めません")
-        atomic_write(h.gen / STATE, self.state.to_json())
+        atomic_write(gen / STATE, self.state.to_json())
 
     def save_config(self) -> None:
         atomic_write(self.path / "config.toml", dump_toml(self.config.to_dict()))
@@ -250,6 +346,13 @@ class Collection:
         """Close a writer's handles (a reader's belong to the process registry)."""
         if self.handles is not None and self.handles.writable:
             self.handles.close()
+
+    def with_config(self, config: CollectionConfig) -> Collection:
+        """A read-only view of the same data under another config (what a dry run with a new
+        config sees); it keeps this view, and the generation it reads, alive."""
+        view = Collection(self.path, config, self.state, self.handles)
+        view._parent = self
+        return view
 
     def update_config(self, config: CollectionConfig) -> None:
         """Replace the search/ingest config (saved when the writer commits)."""
@@ -277,6 +380,3 @@ def read_state(gen: Path | None) -> CollectionState:
         return CollectionState()
     except ValueError as exc:
         raise StorageError(f"{gen / STATE} を読めません: {exc}") from None
-
-
-AnalyzeFn = Callable[[str], list[str]]

@@ -66,7 +66,7 @@ def _bm25_mismatch(col: Collection) -> list[str]:
 
 def _units_mismatch(col: Collection) -> bool:
     h = col.handles
-    if h is None or not h.has_unit_shard():
+    if h is None or not h.has_unit_index():
         return False
     units = col.units
     return units.unit_counts(from_shard=False) != units.unit_counts(from_shard=True)

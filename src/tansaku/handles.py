@@ -20,8 +20,9 @@ from tansaku.store.units import UnitStore
 
 
 class GenHandles:
-    """The shards of one generation folder. Writable handles belong to one writer; read-only
-    ones come from :func:`lease` and are shared."""
+    """The shards of one generation folder: the embedded backend's
+    :class:`~tansaku.store.protocols.CollectionStorage`. Writable handles belong to one writer;
+    read-only ones come from :func:`lease` and are shared."""
 
     def __init__(self, gen: Path, *, dim: int, writable: bool) -> None:
         self.gen = gen
@@ -42,7 +43,7 @@ class GenHandles:
                 )
             return self._store
 
-    def has_unit_shard(self) -> bool:
+    def has_unit_index(self) -> bool:
         return self._units is not None or (self.gen / "units" / "edge_config.json").exists()
 
     def units(self) -> UnitStore:

@@ -1,13 +1,20 @@
-"""Bring a collection written before generations into the generation layout.
+"""Bring a collection written by an earlier layout into the current one, on open.
 
-Before generations a collection kept ``shard/`` (with a write-ahead log, which locks the shard
-to one process), ``units/`` and ``state.json`` beside its config. Migration copies every point —
-vectors and payloads as stored, nothing re-embedded — into a new generation whose shards have no
-write-ahead log, recomputes the BM25 length statistics from what the records carry (which also
-repairs statistics a crash lost before generations existed) and the unit counts from the unit
-shard, publishes it, and only then removes the old folders. It runs under the collection's
-writer lock, the first time any process opens the collection; interrupted, it leaves the old
-layout untouched and starts over.
+Two earlier layouts exist:
+
+- **before generations** (``shard/``, ``units/``, ``state.json`` beside the config; shards with
+  a write-ahead log, which locks a shard to one process);
+- **layout 1** (generations whose point ids are UUIDv5 strings; layout 2 uses unsigned 64-bit
+  integers, ``tansaku.store.ids``).
+
+Migration copies every point — vectors and payloads as stored, nothing re-embedded — under its
+layout-2 id (computed from the team, record id and unit number its payload carries) into a new
+generation without write-ahead log, recomputes the BM25 length statistics from what the records
+carry (which also repairs statistics a crash lost before generations existed) and the unit
+counts from the units, and publishes it. It runs under the collection's writer lock, the first
+time any process opens the collection. The old data is the backup: the old folders (or the old
+generation) stay untouched until the new generation is committed; interrupted, migration leaves
+them as they were and starts over at the next open.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from __future__ import annotations
 import logging
 import shutil
 from collections import defaultdict
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,23 +30,28 @@ import qdrant_edge as qe
 
 from tansaku import generations as g
 from tansaku.collection import (
+    STATE_VERSION,
     CollectionState,
     FieldStats,
     atomic_write,
     read_config,
     read_state,
 )
+from tansaku.faults import crashpoint
 from tansaku.handles import GenHandles
 from tansaku.store.edge import EdgeStore
+from tansaku.store.ids import point_id, unit_point_id
+from tansaku.store.protocols import Lengths
 from tansaku.store.shard import settle
 from tansaku.store.units import UnitStore
 
 log = logging.getLogger(__name__)
 _BATCH = 1_000
 LEGACY = ("shard", "units", "state.json")
+IdFn = Callable[[dict[str, Any]], int]
 
 
-def _points(shard: qe.EdgeShard) -> Any:
+def _points(shard: qe.EdgeShard) -> Iterator[list[Any]]:
     offset = None
     while True:
         points, offset = shard.scroll(
@@ -49,8 +62,18 @@ def _points(shard: qe.EdgeShard) -> Any:
             break
 
 
-def _copy(src: Path, dst_shard: qe.EdgeShard) -> set[str]:
-    """Copy every point of the shard in ``src`` into ``dst_shard``; returns the teams seen."""
+def _record_id(payload: dict[str, Any]) -> int:
+    return point_id(str(payload.get("tenant", "")), str(payload.get("rid", "")))
+
+
+def _unit_id(payload: dict[str, Any]) -> int:
+    tenant, rid = str(payload.get("tenant", "")), str(payload.get("rid", ""))
+    return unit_point_id(tenant, rid, int(payload.get("unit", 0)))
+
+
+def _copy(src: Path, dst_shard: qe.EdgeShard, new_id: IdFn) -> set[str]:
+    """Copy every point of the shard in ``src`` into ``dst_shard`` under ``new_id(payload)``;
+    returns the teams seen."""
     shard = qe.EdgeShard.load(str(src))
     seen: set[str] = set()
     try:
@@ -59,7 +82,7 @@ def _copy(src: Path, dst_shard: qe.EdgeShard) -> set[str]:
             for p in points:
                 payload = p.payload or {}
                 vector = p.vector if isinstance(p.vector, dict) else {}
-                batch.append(qe.Point(p.id, vector, payload))
+                batch.append(qe.Point(new_id(payload), vector, payload))
                 seen.add(str(payload.get("tenant", "")))
             if batch:
                 dst_shard.update(qe.UpdateOperation.upsert_points(batch))
@@ -68,10 +91,8 @@ def _copy(src: Path, dst_shard: qe.EdgeShard) -> set[str]:
     return seen
 
 
-def recount_bm25(
-    lengths: dict[str, dict[str, tuple[int, int]]], old: CollectionState
-) -> dict[str, dict[str, FieldStats]]:
-    """BM25 length statistics from what the records carry (:meth:`EdgeStore.lengths`), keeping
+def recount_bm25(lengths: Lengths, old: CollectionState) -> dict[str, dict[str, FieldStats]]:
+    """BM25 length statistics from what the records carry (``RecordStore.lengths``), keeping
     the average the stored vectors were encoded with where the old state knew it."""
     stats: dict[str, dict[str, FieldStats]] = defaultdict(dict)
     for tenant, fields in lengths.items():
@@ -85,40 +106,79 @@ def recount_bm25(
     return dict(stats)
 
 
-def migrate_legacy(col_dir: Path, name: str) -> None:
-    """Migrate ``col_dir`` (call it holding the collection's writer lock)."""
-    if not g.is_legacy(col_dir):
-        return
-    log.info("migrating collection %s to generations", name)
-    read_config(col_dir, name)  # fails early on a broken config, before anything moves
-    old = read_state(col_dir)  # legacy state.json lives beside the config
-    g.collect(col_dir)  # an interrupted earlier attempt
+def _has_shard(path: Path) -> bool:
+    return (path / "edge_config.json").exists() or (path / "segments").exists()
+
+
+def _rebuild(col_dir: Path, src: Path, old: CollectionState) -> None:
+    """A new generation holding every point of the shards in ``src`` under layout-2 ids,
+    with recounted statistics, published."""
     gen = g.start(col_dir, None)
     try:
         h = GenHandles(gen, dim=old.dim or 384, writable=True)
-        store: EdgeStore = h.store()
-        _copy(col_dir / "shard", store._shard)
+        store = h.store()
+        assert isinstance(store, EdgeStore)
+        _copy(src / "shard", store._shard, _record_id)
         units_ok: set[str] = set()
-        if (col_dir / "units" / "edge_config.json").exists() or (
-            col_dir / "units" / "segments"
-        ).exists():
-            units: UnitStore = h.units()
-            units_ok = _copy(col_dir / "units", units._shard) & set(old.units)
+        if _has_shard(src / "units"):
+            units = h.units()
+            assert isinstance(units, UnitStore)
+            units_ok = _copy(src / "units", units._shard, _unit_id) & set(old.units)
             units.recount()
         state = CollectionState(
             embedder=old.embedder,
             dim=old.dim,
             bm25=recount_bm25(store.lengths(), old),
             units=units_ok,
+            version=STATE_VERSION,
         )
         h.close()
         atomic_write(gen / g.STATE, state.to_json())
         settle(gen / "shard")
         settle(gen / "units")
+        crashpoint("migrated")
         g.publish(col_dir, gen)
     except BaseException:
         g.discard(gen)
         raise
+
+
+def needs_migration(col_dir: Path) -> bool:
+    """Whether the collection is in an earlier layout (cheap: one small file read)."""
+    if g.is_legacy(col_dir):
+        return True
+    cur = g.current(col_dir)
+    return cur is not None and read_state(cur).version < STATE_VERSION
+
+
+def migrate(col_dir: Path, name: str) -> bool:
+    """Migrate ``col_dir`` if it needs it (call it holding the collection's writer lock);
+    returns whether it did."""
+    if g.is_legacy(col_dir):
+        migrate_legacy(col_dir, name)
+        return True
+    cur = g.current(col_dir)
+    if cur is None:
+        return False
+    old = read_state(cur)
+    if old.version >= STATE_VERSION:
+        return False
+    log.info("migrating collection %s from layout %d to %d", name, old.version, STATE_VERSION)
+    read_config(col_dir, name)  # fails early on a broken config, before anything moves
+    g.collect(col_dir)  # an interrupted earlier attempt
+    _rebuild(col_dir, cur, old)
+    return True  # the old generation goes with the next collect once nobody reads it
+
+
+def migrate_legacy(col_dir: Path, name: str) -> None:
+    """Migrate a collection written before generations (holding its writer lock)."""
+    if not g.is_legacy(col_dir):
+        return
+    log.info("migrating collection %s to generations", name)
+    read_config(col_dir, name)  # fails early on a broken config, before anything moves
+    old = read_state(col_dir)  # legacy state.json lives beside the config
+    g.collect(col_dir)  # an interrupted earlier attempt
+    _rebuild(col_dir, col_dir, old)
     for part in LEGACY:
         target = col_dir / part
         if target.is_dir():

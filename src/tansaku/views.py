@@ -10,6 +10,7 @@ from tansaku import generations, handles
 from tansaku.collection import Collection, CollectionState, read_config, read_state
 from tansaku.config import CollectionConfig
 from tansaku.errors import CollectionNotFound, StorageError
+from tansaku.migrate import needs_migration
 from tansaku.workspace import Workspace
 from tansaku.writer import writing
 
@@ -25,10 +26,10 @@ def fingerprint(col_dir: Path, name: str, ws: Workspace) -> tuple[str, int]:
 
 
 def open_view(ws: Workspace, name: str) -> Collection:
-    """A view of the committed generation (migrating a collection of the layout before
-    generations first)."""
+    """A view of the committed generation (migrating a collection of an earlier layout
+    first, see ``tansaku.migrate``)."""
     col_dir = ws.collection_dir(name)
-    if generations.is_legacy(col_dir):
+    if needs_migration(col_dir):
         with writing(ws, name, lazy=True):  # migrates under the writer lock; nothing more
             pass
     for _ in range(20):  # a writer may remove the generation between CURRENT and the pin

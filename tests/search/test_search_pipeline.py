@@ -159,10 +159,10 @@ def test_expander_failure_falls_back_to_the_original_query(ts):
             raise RuntimeError("LLM down")
 
     saved = ts.services.expander
-    ts.services.expander = Broken()
+    ts.with_services(expander=Broken())
     try:
         res = ts.search("昨日の問題", collection="reports", now=NOW)
     finally:
-        ts.services.expander = saved
+        ts.with_services(expander=saved)
     assert res.plan["expanded_queries"] == ["2025-12-10の問題"]
     assert res.hits

@@ -47,8 +47,8 @@ def store(tmp_path_factory):
 
 
 def _ids(store: EdgeStore, *conds: MetaCondition, **flt: object) -> list[str]:
-    rows = store.scan("team-a", Filter(where=conds, **flt), keys=["doc_id"])  # type: ignore[arg-type]
-    return sorted(r["doc_id"] for r in rows)
+    rows = store.scan("team-a", Filter(where=conds, **flt))  # type: ignore[arg-type]
+    return sorted(r.record.doc_id for r in rows)
 
 
 def test_int_equals_matches_the_integer_not_the_string(store):
@@ -79,7 +79,7 @@ def test_bool_equals_matches_stored_booleans(store):
     # the binding turns Python bools into 1/0; the store works around it
     assert _ids(store, MetaCondition(key="foil", values=(True,))) == ["c1"]
     assert _ids(store, MetaCondition(key="foil", values=(False,))) == ["c2"]
-    assert sorted(r["doc_id"] for r in store.scan("team-a", Filter(equals={"foil": True}))) == [
+    assert sorted(r.record.doc_id for r in store.scan("team-a", Filter(equals={"foil": True}))) == [
         "c1"
     ]
 

@@ -10,6 +10,7 @@ from tansaku.records import Record
 from tansaku.store.base import Filter
 from tansaku.store.sparse import doc_vector, term_id
 from tansaku.store.units import AVG_UNIT_BIGRAMS, K1, B, UnitStore, idf
+from tansaku.testing.unit_contract import UnitIndexContract
 from tansaku.text.ngram import bigrams
 
 RAIN = Record(
@@ -203,3 +204,11 @@ def test_a_sole_team_searches_without_the_team_condition_but_never_returns_anoth
     assert not units._sole("team-a")  # the write cleared the cached team list
     units._tenants = frozenset({"team-b"})  # stale: as if team-a's units were not there
     assert [h.record.id for h in units.search("team-b", "梅雨前線", limit=5)] == ["b#0"]
+
+
+class TestUnitStoreContract(UnitIndexContract):
+    @pytest.fixture
+    def units(self, tmp_path):
+        store = UnitStore(tmp_path / "units")
+        yield store
+        store.close()

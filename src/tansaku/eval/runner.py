@@ -85,15 +85,14 @@ def _slug(name: str) -> str:
 @contextmanager
 def _quiet_events(ts: Tansaku) -> Iterator[None]:
     """Evaluation queries are not user searches: keep them out of the search-event log."""
-    services = getattr(ts, "services", None)
-    saved = getattr(services, "events", None)
+    saved = ts.services.events
     if saved is not None:
-        services.events = None  # type: ignore[union-attr]
+        ts.with_services(events=None)
     try:
         yield
     finally:
         if saved is not None:
-            services.events = saved  # type: ignore[union-attr]
+            ts.with_services(events=saved)
 
 
 def _base(ts: Tansaku, ds: EvalDataset) -> tuple[str, CollectionConfig, bool]:
@@ -171,10 +170,10 @@ def _resolve_qrels(
         return {q: dict(r) for q, r in ds.qrels.items()}
     ids: set[str] = set()
     titles: dict[str, set[str]] = {}
-    for p in ts.collection(collection).store.scan(team, keys=["doc_id", "meta"]):
-        doc = str(p.get("doc_id", ""))
+    for info in ts.collection(collection).store.scan(team, with_meta=True):
+        doc = info.record.doc_id
         ids.add(doc)
-        title = (p.get("meta") or {}).get("title")
+        title = info.record.metadata.get("title")
         if title:
             titles.setdefault(str(title), set()).add(doc)
     out: dict[str, dict[str, int]] = {}

@@ -10,6 +10,7 @@ Stages (the caller's filters — tenant, dates, fields, metadata — are never d
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -42,16 +43,20 @@ COMBINED = "combined"
 RETRY_MIN_SCORE_STEP = 0.05
 
 
-@dataclass
+@dataclass(frozen=True)
 class SearchServices:
-    """Everything the pipeline may call besides the collection itself."""
+    """Everything the pipeline may call besides the collection itself. Frozen: a server's
+    threads share one, and plugging in a part means a new one (``dataclasses.replace``,
+    ``Tansaku.with_services``), never a change under a running search."""
 
     embedder: CachedEmbedder | None = None
     classifier: Classifier = field(default_factory=RuleClassifier)
     expander: Expander = field(default_factory=RuleExpander)
-    reranker: Any = None  # tansaku.search.rerank.Reranker
+    reranker: Any = None  # tansaku.search.rerank.Reranker; None: the collection config's
     events: SearchEventLog | None = None
-    synonyms_cache: dict[tuple[str, ...], Synonyms] = field(default_factory=dict)
+    # caches, not settings: loaded synonym files, rerankers built from collection configs
+    synonyms_cache: dict[tuple[str, ...], Synonyms] = field(default_factory=dict, compare=False)
+    rerankers: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def synonyms(self, collection: Collection, specs: tuple[str, ...]) -> Synonyms:
         key = (str(collection.path), *specs)
@@ -368,10 +373,14 @@ def _rerank(
 ) -> tuple[list[Hit], dict[str, Any]]:
     from tansaku.search.rerank import rerank_candidates, reranker_from_config
 
-    reranker = services.reranker or reranker_from_config(rcfg)
+    reranker = services.reranker
+    if reranker is None:
+        key = json.dumps(rcfg, sort_keys=True, default=str)
+        if key not in services.rerankers:
+            services.rerankers[key] = reranker_from_config(rcfg)
+        reranker = services.rerankers[key]
     if reranker is None:
         return hits, {"applied": False, "reason": "リランカーが設定されていません"}
-    services.reranker = reranker
     outcome = rerank_candidates(
         reranker,
         query,

@@ -1,16 +1,13 @@
-"""The Store protocol and the engine-neutral types it speaks.
-
-A Store holds one collection. Every call takes the tenant (team): the tenant condition is added
-inside the store, so no caller can forget it and no query can cross teams.
-"""
+"""The engine-neutral types the storage protocols speak (``tansaku.store.protocols``):
+filters, the points a writer hands over, what a search and a scan return."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
@@ -120,62 +117,14 @@ class ScoredRecord:
     score: float
 
 
-@runtime_checkable
-class Store(Protocol):
-    def upsert(self, tenant: str, points: Sequence[StoredPoint]) -> None: ...
+@dataclass(frozen=True, slots=True)
+class StoredInfo:
+    """What a store keeps of a record besides its vectors: the record (text and metadata only
+    when a scan asks for them), the hash of its content and its BM25 length in terms."""
 
-    def delete(self, tenant: str, ids: Sequence[str]) -> None: ...
-
-    def count(self, tenant: str, filter: Filter | None = None) -> int: ...
-
-    def get(self, tenant: str, ids: Sequence[str]) -> list[Record]: ...
-
-    def hashes(self, tenant: str, filter: Filter | None = None) -> dict[str, str]:
-        """Record id -> content hash of every stored record matching the filter."""
-        ...
-
-    def search_sparse(
-        self,
-        tenant: str,
-        query: SparseVec,
-        *,
-        filter: Filter | None = None,
-        limit: int = 10,
-        with_text: bool = True,
-    ) -> list[ScoredRecord]:
-        """``with_text=False``: candidates — records with their id, document and field and,
-        of their metadata, ``source_type`` only (no text) — of which the caller keeps a few and
-        reads those with :meth:`get`."""
-        ...
-
-    def search_dense(
-        self,
-        tenant: str,
-        vector: np.ndarray,
-        *,
-        filter: Filter | None = None,
-        limit: int = 10,
-        with_text: bool = True,
-    ) -> list[ScoredRecord]: ...
-
-    def search_hybrid(
-        self,
-        tenant: str,
-        *,
-        sparse: SparseVec,
-        dense: np.ndarray,
-        filter: Filter | None = None,
-        limit: int = 10,
-        k: int = 60,
-        weights: Sequence[float] | None = None,
-        candidates: int = 100,
-    ) -> list[ScoredRecord]:
-        """Engine-side RRF of a sparse and a dense leg."""
-        ...
-
-    def flush(self) -> None: ...
-
-    def close(self) -> None: ...
+    record: Record
+    content_hash: str
+    bm25_len: int
 
 
 def payload_metadata(meta: Mapping[str, Any]) -> dict[str, Any]:

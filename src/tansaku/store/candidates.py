@@ -3,14 +3,14 @@
 A candidate needs its team (to check it), record id, document, field and source type — never
 its text. Reading even a few payload keys makes the engine read and decode each point's whole
 payload, text included: at 100k records that was a quarter of a dense or sparse search
-(docs/benchmarks.md, session 3). Point ids are UUIDv5 of (team, record id), so what an id names
-never changes; :class:`CandidateIndex` remembers it from the writes of this process and from one
-``retrieve`` of the ids it has not seen, and searches ask the engine for ids and scores only.
+(docs/benchmarks.md, session 3). Point ids are 64-bit integers of (team, record id)
+(``tansaku.store.ids``), so what an id names never changes; :class:`CandidateIndex` remembers
+it from the writes of this process and from one ``retrieve`` of the ids it has not seen, and
+searches ask the engine for ids and scores only.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import islice
 from types import MappingProxyType
@@ -42,8 +42,8 @@ def _meta(source_type: str) -> Mapping[str, Any]:
 
 
 def point_key(point: Any) -> int:
-    """The index key of an engine point (our ids are UUIDs; ``UUID.int`` hashes fast)."""
-    return int(point.id.int)
+    """The index key of an engine point: its id (an unsigned 64-bit integer)."""
+    return int(point.id)
 
 
 def identity(tenant: str, rec: Record, *, bare: bool = False) -> Identity:
@@ -57,8 +57,8 @@ def identity(tenant: str, rec: Record, *, bare: bool = False) -> Identity:
 
 
 class CandidateIndex:
-    """Point id (as ``uuid.UUID.int``: hashing and comparing ``UUID`` objects runs Python code,
-    a third of this class' time at first) → :data:`Identity`, bounded; its holder calls it
+    """Point id (an ``int``: hashing and comparing it runs no Python code) →
+    :data:`Identity`, bounded; its holder calls it
     under the shard's lock. ``bare``: the index of a unit shard, whose candidates are
     records with their id and document only."""
 
@@ -86,19 +86,17 @@ class CandidateIndex:
     def resolve(self, shard: Any, points: Sequence[Any], tenant: str) -> list[ScoredRecord]:
         """The tenant's points as text-less records, best first; ids not seen yet are read
         in one ``retrieve``. Points of another team (or gone meanwhile) are dropped."""
-        keys = [p.id.int for p in points]  # each ``p.id`` builds a new UUID: read it once
+        keys = [p.id for p in points]
         idents = [self._known.get(k) for k in keys]
         missing = [k for k, ident in zip(keys, idents, strict=True) if ident is None]
         if missing:
             found = shard.retrieve(
-                [uuid.UUID(int=k) for k in missing],
+                missing,
                 with_payload=qe.PayloadSelector.Include(_BARE_KEYS if self._bare else _KEYS),
                 with_vector=False,
             )
             fetched = {
-                r.id.int: _from_payload(payload, self._bare)
-                for r in found
-                if (payload := r.payload)
+                r.id: _from_payload(payload, self._bare) for r in found if (payload := r.payload)
             }
             idents = [i or fetched.get(k) for k, i in zip(keys, idents, strict=True)]
             self.remember(fetched.items())  # may forget older entries, some of them in use

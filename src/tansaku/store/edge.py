@@ -3,15 +3,14 @@
 One shard per collection in ``<collection>/shard``. Each point carries a named dense vector
 (``dense``, cosine) and a sparse ``bm25`` vector whose IDF the engine applies
 (``Modifier.Idf``), computed over the tenant (and axis fields) only, so one team's documents never
-shift another team's scores. Point ids are UUIDv5 of (tenant, record id).
+shift another team's scores. Point ids are unsigned 64-bit integers of (tenant, record id)
+(``tansaku.store.ids``). Implements :class:`~tansaku.store.protocols.RecordStore`.
 """
 
 from __future__ import annotations
 
-import functools
 import threading
-import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +18,10 @@ import numpy as np
 import qdrant_edge as qe
 
 from tansaku.records import Record
-from tansaku.store.base import Filter, ScoredRecord, StoredPoint
+from tansaku.store.base import Filter, ScoredRecord, StoredInfo, StoredPoint
 from tansaku.store.candidates import CandidateIndex, identity
+from tansaku.store.ids import point_id
+from tansaku.store.protocols import Lengths
 from tansaku.store.shard import (
     ShardOwner,
     filter_payload,
@@ -31,21 +32,11 @@ from tansaku.store.shard import (
 )
 from tansaku.store.sparse import SparseVec
 
-_NS = uuid.UUID("6f1c7a52-3b8e-4f0a-9d1e-7a5b2c9e4d10")
 DENSE = "dense"
 SPARSE = "bm25"
 _EXACT_BELOW = 20_000  # brute force is exact and fast enough below this many points
 _HNSW_EF = 256
 OPTIMIZE_MIN_CHANGED = 1_000  # ingests that change fewer points leave indexing to a later one
-
-
-@functools.lru_cache(maxsize=4096)  # the records a search returns are read by id (~3 µs each)
-def point_uuid(tenant: str, rid: str) -> uuid.UUID:
-    return uuid.uuid5(_NS, f"{tenant}\x00{rid}")
-
-
-def point_id(tenant: str, rid: str) -> str:
-    return str(point_uuid(tenant, rid))
 
 
 def _to_record(payload: dict[str, Any]) -> Record:
@@ -59,7 +50,7 @@ def _to_record(payload: dict[str, Any]) -> Record:
 
 
 class EdgeStore(ShardOwner):
-    """A :class:`~tansaku.store.base.Store` on one qdrant-edge shard."""
+    """A :class:`~tansaku.store.protocols.RecordStore` on one qdrant-edge shard."""
 
     def __init__(self, path: str | Path, *, dim: int, read_only: bool = False) -> None:
         self.path = Path(path)
@@ -102,19 +93,19 @@ class EdgeStore(ShardOwner):
             self._counts.clear()
             self._samples.clear()
             self._candidates.remember(
-                (point_uuid(tenant, p.record.id).int, identity(tenant, p.record)) for p in points
+                (point_id(tenant, p.record.id), identity(tenant, p.record)) for p in points
             )
 
     def delete(self, tenant: str, ids: Sequence[str]) -> None:
         if not ids:
             return
-        pids = [point_uuid(tenant, i) for i in ids]
+        pids = [point_id(tenant, i) for i in ids]
         with self._lock:
-            self._shard.update(qe.UpdateOperation.delete_points([str(p) for p in pids]))
+            self._shard.update(qe.UpdateOperation.delete_points(list[Any](pids)))
             self._total = None
             self._counts.clear()
             self._samples.clear()
-            self._candidates.forget(p.int for p in pids)
+            self._candidates.forget(pids)
 
     def delete_tenant(self, tenant: str) -> None:
         """Remove every record of the team."""
@@ -125,7 +116,7 @@ class EdgeStore(ShardOwner):
             self._samples.clear()
             self._candidates.clear()
 
-    def update_sparse(self, tenant: str, vectors: dict[str, SparseVec]) -> None:
+    def update_sparse(self, tenant: str, vectors: Mapping[str, SparseVec]) -> None:
         """Replace the bm25 vector of existing records (used when field lengths drift)."""
         if not vectors:
             return
@@ -170,11 +161,10 @@ class EdgeStore(ShardOwner):
         by_rid = {payload["rid"]: _to_record(payload) for _, payload in owned(found, tenant)}
         return [by_rid[i] for i in ids if i in by_rid]
 
-    def scan(
-        self, tenant: str, filter: Filter | None = None, *, keys: Sequence[str] | None = None
+    def _payloads(
+        self, tenant: str, filter: Filter | None, keys: Sequence[str]
     ) -> list[dict[str, Any]]:
-        """Every payload (or the selected keys) of the tenant's records matching ``filter``."""
-        selector: Any = qe.PayloadSelector.Include(list(keys)) if keys else True
+        selector = qe.PayloadSelector.Include(list(keys))
         flt = tenant_filter(tenant, filter)
         out: list[dict[str, Any]] = []
         offset = None
@@ -188,9 +178,23 @@ class EdgeStore(ShardOwner):
                     break
         return out
 
-    def lengths(self) -> dict[str, dict[str, tuple[int, int]]]:
-        """(sum of ``bm25_len``, records) per team and field, read from every record: what the
-        BM25 statistics must say (``tansaku doctor``, migration)."""
+    def scan(
+        self,
+        tenant: str,
+        filter: Filter | None = None,
+        *,
+        with_text: bool = False,
+        with_meta: bool = False,
+    ) -> list[StoredInfo]:
+        keys = ["rid", "doc_id", "field", "hash", "bm25_len"]
+        keys += ["text"] if with_text else []
+        keys += ["meta"] if with_meta else []
+        return [
+            StoredInfo(_to_record(p), str(p.get("hash", "")), int(p.get("bm25_len", 0) or 0))
+            for p in self._payloads(tenant, filter, keys)
+        ]
+
+    def lengths(self) -> Lengths:
         out: dict[str, dict[str, list[int]]] = {}
         selector = qe.PayloadSelector.Include(["tenant", "field", "bm25_len"])
         offset = None
@@ -213,7 +217,7 @@ class EdgeStore(ShardOwner):
 
     def hashes(self, tenant: str, filter: Filter | None = None) -> dict[str, str]:
         return {
-            p["rid"]: p.get("hash", "") for p in self.scan(tenant, filter, keys=["rid", "hash"])
+            p["rid"]: p.get("hash", "") for p in self._payloads(tenant, filter, ["rid", "hash"])
         }
 
     def _params(self, *, dense: bool) -> qe.SearchParams | None:

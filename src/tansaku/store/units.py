@@ -23,7 +23,6 @@ from __future__ import annotations
 import math
 import sqlite3
 import threading
-import uuid
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from itertools import repeat
@@ -35,6 +34,7 @@ import qdrant_edge as qe
 from tansaku.records import Record
 from tansaku.store.base import Filter, ScoredRecord
 from tansaku.store.candidates import CandidateIndex, Identity, identity, point_key
+from tansaku.store.ids import unit_point_id
 from tansaku.store.shard import (
     ShardOwner,
     filter_payload,
@@ -45,7 +45,6 @@ from tansaku.store.shard import (
 from tansaku.store.sparse import doc_vector, term_id
 from tansaku.text.ngram import bigrams, unit_texts
 
-_NS = uuid.UUID("0b6a4f7e-2d51-4c8e-9a3f-5e7d1c2b8a64")
 SPARSE = "bigram"
 K1 = 0.9
 B = 0.4
@@ -68,17 +67,14 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 Delta = Counter[tuple[str, int]]  # (field, term) -> change in df
 
 
-def unit_uuid(tenant: str, rid: str, n: int) -> uuid.UUID:
-    return uuid.uuid5(_NS, f"{tenant}\x00{rid}\x00{n}")
-
-
 def idf(n_units: int, df: int) -> float:
     """BM25 IDF as the engine computes it for records: ln(1 + (N - df + .5) / (df + .5))."""
     return math.log(1.0 + (n_units - df + 0.5) / (df + 0.5))
 
 
 class UnitStore(ShardOwner):
-    """The unit shard of one collection, with its document-frequency table."""
+    """The unit shard of one collection, with its document-frequency table: the embedded
+    :class:`~tansaku.store.protocols.UnitIndex`."""
 
     def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
@@ -212,11 +208,11 @@ class UnitStore(ShardOwner):
                     continue
                 units[rec.field] += 1
                 terms.update(zip(repeat(rec.field), vec.indices))
-                uid = unit_uuid(tenant, rec.id, n)
-                known.append((uid.int, ident))
+                uid = unit_point_id(tenant, rec.id, n)
+                known.append((uid, ident))
                 points.append(
                     qe.Point(
-                        str(uid),
+                        uid,
                         {SPARSE: qe.SparseVector(list(vec.indices), list(vec.values))},
                         {**base, "unit": n},
                     )

@@ -1,9 +1,12 @@
-"""The contract every Store backend passes. Subclass and override the ``store`` fixture::
+"""The contract every backend's :class:`~tansaku.store.protocols.RecordStore` passes — every
+method of the protocol. Subclass and override the ``store`` fixture::
 
 class TestMyStore(StoreContract):
     @pytest.fixture
     def store(self, tmp_path):
         yield MyStore(...)
+
+The sentence-unit index has its own suite (``tansaku.testing.unit_contract``).
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ import numpy as np
 import pytest
 
 from tansaku.records import Record, record_id
-from tansaku.store.base import Filter, Store, StoredPoint
-from tansaku.store.sparse import doc_vector, query_vector
+from tansaku.store.base import Filter, StoredPoint
+from tansaku.store.protocols import RecordStore as Store
+from tansaku.store.sparse import SparseVec, doc_vector, query_vector
 from tansaku.testing.embedders import HashEmbedder
 
 DOCS = [
@@ -173,3 +177,73 @@ class StoreContract:
         n_a, n_b = 4, 2
         idf = lambda n: np.log(1 + (n - 1 + 0.5) / 1.5)  # noqa: E731
         assert a / b == pytest.approx(idf(n_a) / idf(n_b), rel=1e-3)
+
+    # -- the rest of the protocol: scans, statistics, samples, maintenance ---------------
+    def test_it_is_a_record_store(self, store: Store) -> None:
+        assert isinstance(store, Store)
+
+    def test_scan_returns_hash_and_length_and_text_only_when_asked(self, filled: Store) -> None:
+        pts = {p.record.id: p for p in make_points()}
+        bare = {i.record.id: i for i in filled.scan("team-a")}
+        assert set(bare) == set(pts)
+        for rid, info in bare.items():
+            assert info.content_hash == pts[rid].content_hash
+            assert info.bm25_len == pts[rid].bm25_len
+            assert (info.record.doc_id, info.record.field) == (
+                rid.split(":")[0],
+                pts[rid].record.field,
+            )
+            assert info.record.text == "" and not info.record.metadata
+        full = filled.scan("team-a", Filter(fields=("body",)), with_text=True, with_meta=True)
+        assert {i.record.id for i in full} == {"r1:body", "r2:body", "r3:body"}
+        for info in full:
+            assert info.record.text == pts[info.record.id].record.text
+            assert info.record.metadata["store"] == pts[info.record.id].record.metadata["store"]
+        assert [i.record.id for i in filled.scan("team-b")] == ["r1:body"]
+        assert filled.scan("team-c") == []
+
+    def test_hashes_take_a_filter(self, filled: Store) -> None:
+        assert set(filled.hashes("team-a", Filter(doc_ids=("r2", "r4")))) == {"r2:body", "r4:title"}
+
+    def test_total_counts_every_tenant(self, filled: Store) -> None:
+        assert filled.total() == 5
+        filled.delete("team-a", ["r4:title"])
+        assert filled.total() == 4
+
+    def test_lengths_sum_what_each_record_carries(self, filled: Store) -> None:
+        pts = make_points()
+        want: dict[str, tuple[int, int]] = {}
+        for p in pts:
+            total, count = want.get(p.record.field, (0, 0))
+            want[p.record.field] = (total + p.bm25_len, count + 1)
+        assert filled.lengths() == {"team-a": want, "team-b": {"body": (pts[0].bm25_len, 1)}}
+
+    def test_metadata_sample_reads_stored_values_per_key(self, filled: Store) -> None:
+        sample = filled.metadata_sample("team-a", ["store", "missing"], limit=10)
+        assert sorted(sample["store"]) == sorted(d[4] for d in DOCS)
+        assert "missing" not in sample
+        every = filled.metadata_sample("team-b", limit=5)
+        assert every["store"] == ["新宿店"] and every["date"] == ["2025-12-10"]
+
+    def test_delete_tenant_removes_only_that_team(self, filled: Store) -> None:
+        filled.delete_tenant("team-a")
+        assert filled.count("team-a") == 0 and filled.count("team-b") == 1
+        assert filled.search_sparse("team-a", q("冷蔵庫"), limit=5) == []
+
+    def test_update_sparse_replaces_the_bm25_vector_only(self, filled: Store) -> None:
+        assert filled.search_sparse("team-a", q("衛生管理"), limit=5)[0].record.id == "r4:title"
+        moved = doc_vector(_terms("冷蔵庫"), k1=0.9, b=0.4, avgdl=20.0)
+        filled.update_sparse("team-a", {"r4:title": moved, "r1:body": SparseVec((), ())})
+        hits = filled.search_sparse("team-a", q("衛生管理"), limit=5)
+        assert "r4:title" not in {h.record.id for h in hits}
+        top = filled.search_sparse("team-a", q("冷蔵庫"), limit=5)
+        assert {h.record.id for h in top} >= {"r4:title", "r2:body"}
+        assert filled.get("team-a", ["r4:title"])[0].text.startswith("衛生管理")
+        assert filled.hashes("team-a")["r4:title"] == make_points()[3].content_hash
+
+    def test_maintenance_keeps_every_record_searchable(self, filled: Store) -> None:
+        assert filled.needs_index(0) is False
+        filled.optimize()
+        filled.flush()
+        assert filled.count("team-a") == 4
+        assert filled.search_sparse("team-a", q("冷蔵庫"), limit=1)[0].record.id == "r2:body"
