@@ -103,4 +103,5 @@ def make_app(client: tansaku.Tansaku, keys: dict[str, str] | None, **settings: A
         settings=ServerSettings(**settings),
         keys=DictKeys(keys) if keys is not None else None,
         warm_up=False,
+        ui=False,  # the API alone: the web UI has tests of its own
     )

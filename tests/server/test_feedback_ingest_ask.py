@@ -130,6 +130,16 @@ def test_upload_ingests_as_a_job_while_searches_continue(fresh):
         ).json()["hits"]
         assert all(h["doc_id"] != "メモ" for h in hits)
     assert not list((fresh.state.client.workspace.home / "server" / "uploads").iterdir())
+    # the job outlives the process that ran it: another runner reads it from appdb
+    from tansaku.server.jobs import JobRunner
+
+    other = JobRunner(1, store=fresh.state.appdb.jobs)
+    saved = other.get(job["id"], team="alpha")
+    assert saved is not None and saved["status"] == "done"
+    assert {f["path"] for f in saved["failures"]} == {"壊れた.pdf", "画像.png"}
+    assert saved["result"]["inserted"] == job["result"]["inserted"]
+    assert other.get(job["id"], team="beta") is None
+    other.shutdown()
 
 
 def test_upload_limits_and_names(live):

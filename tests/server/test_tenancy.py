@@ -97,7 +97,7 @@ def test_keys_are_required_and_checked(live):
 
 def test_keyless_on_loopback_until_a_key_exists(workspace_copy):
     keys = DictKeys({})
-    app = create_app(workspace_copy, keys=keys, warm_up=False)
+    app = create_app(workspace_copy, keys=keys, warm_up=False, ui=False)
     with live_server(app) as server, server.client() as http:
         assert http.get("/api/collections").json() == {"collections": []}  # the default team
         r = http.post("/api/search", json={"query": "金庫", "collection": "secret"})
@@ -114,6 +114,7 @@ def test_refuses_to_listen_beyond_loopback_without_keys(workspace_copy):
                 settings=ServerSettings(host=host),
                 keys=DictKeys({}),
                 warm_up=False,
+                ui=False,
             )
     app = make_app(workspace_copy, {KEY_ALPHA: "alpha"}, host="0.0.0.0")
     assert app.state.tansaku.settings.loopback is False

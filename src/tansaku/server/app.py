@@ -81,11 +81,13 @@ def create_app(
     appdb: Any = None,
     keys: KeyStore | None = None,
     warm_up: bool = True,
+    ui: bool = True,
 ) -> FastAPI:
     """The app over ``source`` (a client, or a workspace folder; None: ``$TANSAKU_HOME``).
 
     ``appdb``: an opened ``tansaku.appdb.AppDB`` (default: the workspace's); ``keys``: the API
-    keys (default: appdb's). Raises :class:`ServerNotSecured` when ``settings.host`` is not
+    keys (default: appdb's); ``ui``: add the web UI when ``tansaku.server.ui`` is installed.
+    Raises :class:`ServerNotSecured` when ``settings.host`` is not
     loopback and no API key exists."""
     settings = settings or ServerSettings()
     owns = not isinstance(source, Tansaku)
@@ -103,7 +105,7 @@ def create_app(
         client=client,
         settings=settings,
         metrics=Metrics(),
-        jobs=JobRunner(settings.ingest_workers),
+        jobs=JobRunner(settings.ingest_workers, store=db.jobs if db is not None else None),
         owners=Owners(client.workspace.home / "server" / "collection_owners.json"),
         keys=keystore,
         appdb=db,
@@ -138,7 +140,8 @@ def create_app(
     def docs() -> HTMLResponse:
         return HTMLResponse(render_docs(app.openapi()))
 
-    _install_ui(app)
+    if ui:
+        _install_ui(app)
     _install_middleware(app, state)
     return app
 

@@ -4,12 +4,17 @@ Jobs of one collection run one after another (a per-collection lock, besides the
 writer lock across processes); jobs of different collections and every search run meanwhile. A
 job belongs to the team that submitted it: another team asking for its id gets a 404. A job
 keeps running when the client that started it disconnects.
+
+With appdb's job repository (``store``), every job is also a row there — created, started,
+its progress (at most once a second and at each new stage), done or failed with its result —
+so its state outlives the process and other workers can report it.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -22,6 +27,7 @@ from tansaku.errors import TansakuError
 log = logging.getLogger("tansaku.server.jobs")
 JobStatus = Literal["queued", "running", "done", "failed"]
 KEEP_FINISHED = 500  # finished jobs kept in memory for GET /api/jobs/{id}
+SAVE_EVERY_S = 1.0  # progress written to appdb at most this often (and at each new stage)
 
 
 def _now() -> str:
@@ -44,6 +50,7 @@ class Job:
     result: dict[str, Any] | None = None
     failures: list[dict[str, str]] = field(default_factory=list)
     error: str | None = None
+    saved_at: float = field(default=0.0, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -67,7 +74,8 @@ Work = Callable[[Job], dict[str, Any]]
 
 
 class JobRunner:
-    def __init__(self, workers: int = 2) -> None:
+    def __init__(self, workers: int = 2, store: Any = None) -> None:
+        self.store = store  # tansaku.appdb.jobs.JobRepo, or None
         self._pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="job")
         self._jobs: dict[str, Job] = {}
         self._futures: dict[str, Future[None]] = {}
@@ -75,18 +83,47 @@ class JobRunner:
         self._lock = threading.Lock()
 
     def submit(self, *, kind: str, team: str, collection: str, files: list[str], work: Work) -> Job:
-        job = Job(id=uuid.uuid4().hex, kind=kind, team=team, collection=collection, files=files)
+        job_id = uuid.uuid4().hex
+        if self.store is not None:
+            params = {"files": files}
+            job_id = self.store.create(team, kind, collection=collection, params=params).id
+        job = Job(id=job_id, kind=kind, team=team, collection=collection, files=files)
         with self._lock:
             self._jobs[job.id] = job
             self._forget_old()
             self._futures[job.id] = self._pool.submit(self._run, job, work)
         return job
 
-    def get(self, job_id: str, *, team: str) -> Job | None:
-        """The job, if it is ``team``'s (another team's id is as good as unknown)."""
+    def get(self, job_id: str, *, team: str) -> dict[str, Any] | None:
+        """The job as JSON, if it is ``team``'s (another team's id is as good as unknown);
+        from memory, else from appdb (a job of an earlier process or another worker)."""
         with self._lock:
             job = self._jobs.get(job_id)
-        return job if job is not None and job.team == team else None
+            if job is not None:
+                return job.to_dict() if job.team == team else None
+        if self.store is None:
+            return None
+        from tansaku.appdb.errors import NotFound
+
+        try:
+            record = self.store.get(team, job_id)
+        except NotFound:
+            return None
+        saved = dict(record.progress)
+        return {
+            "id": record.id,
+            "kind": record.kind,
+            "collection": record.collection,
+            "status": record.status,
+            "files": list(record.params.get("files", [])),
+            "created_at": record.created_at.isoformat(),
+            "finished_at": record.updated_at.isoformat() if record.finished else None,
+            "stage": saved.get("stage"),
+            "progress": saved.get("stages", {}),
+            "result": saved.get("result"),
+            "failures": saved.get("failures", []),
+            "error": record.error,
+        }
 
     def wait(self, job_id: str, timeout: float | None = None) -> None:
         with self._lock:
@@ -96,8 +133,24 @@ class JobRunner:
 
     def update(self, job: Job, stage: str, done: int, total: int) -> None:
         with self._lock:
+            new_stage = job.stage != stage
             job.stage = stage
             job.progress[stage] = {"done": done, "total": total}
+            due = new_stage or time.monotonic() - job.saved_at >= SAVE_EVERY_S
+            if due:
+                job.saved_at = time.monotonic()
+                saved = self._saved(job)
+        if due and self.store is not None:
+            self.store.update_progress(job.team, job.id, saved)
+
+    @staticmethod
+    def _saved(job: Job) -> dict[str, Any]:
+        return {
+            "stage": job.stage,
+            "stages": {k: dict(v) for k, v in job.progress.items()},
+            "result": job.result,
+            "failures": list(job.failures),
+        }
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=False)
@@ -111,6 +164,8 @@ class JobRunner:
             with self._lock:
                 job.status, job.started_at = "running", _now()
             try:
+                if self.store is not None:
+                    self.store.start(job.team, job.id)
                 result = work(job)
             except TansakuError as exc:
                 self._finish(job, "failed", error=str(exc))
@@ -133,6 +188,16 @@ class JobRunner:
             job.result, job.error = result, error
             if result is not None:
                 job.failures = list(result.get("failed", []))
+            saved = self._saved(job)
+        if self.store is None:
+            return
+        try:
+            if status == "done":
+                self.store.finish(job.team, job.id, progress=saved)
+            else:
+                self.store.fail(job.team, job.id, error or "", progress=saved)
+        except Exception:  # the job's outcome stays in memory; the row keeps its last state
+            log.exception("job %s: could not save its outcome in appdb", job.id)
 
     def _forget_old(self) -> None:
         finished = [j for j in self._jobs.values() if j.finished_at is not None]

@@ -142,4 +142,4 @@ def job_status(job_id: str, state: StateDep, team: TeamDep) -> Response:
     job = state.jobs.get(job_id, team=team)
     if job is None:
         raise not_found(f"ジョブ「{job_id[:64]}」")
-    return json_response(job.to_dict())
+    return json_response(job)
