@@ -14,10 +14,10 @@ repeated within limits, then a draft, then a reflection pass that produces the f
 from __future__ import annotations
 
 import json
+import queue
+import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -158,28 +158,30 @@ class _Turn:
             )
             self.tried.append(call.name)
         results: dict[int, str] = {}
-        pool = ThreadPoolExecutor(max_workers=min(len(calls), MAX_PARALLEL_CALLS))
-        futures: dict[Future[str], int] = {}
+        done: queue.SimpleQueue[tuple[int, str]] = queue.SimpleQueue()
         for i, call in enumerate(calls):
-            if i < MAX_PARALLEL_CALLS:
-                futures[pool.submit(self.tools.call, call.name, call.arguments)] = i
-            else:
-                self._observe(
-                    results,
-                    calls,
-                    i,
-                    _error(f"一度に呼べるツールは {MAX_PARALLEL_CALLS} 件までです"),
-                )
+            if i >= MAX_PARALLEL_CALLS:
+                too_many = f"一度に呼べるツールは {MAX_PARALLEL_CALLS} 件までです"
+                self._observe(results, calls, i, _error(too_many))
+                continue
+            # daemon threads: a tool that never returns cannot keep the process alive
+            threading.Thread(
+                target=lambda i=i, c=call: done.put((i, self.tools.call(c.name, c.arguments))),
+                name=f"tool-{call.name}",
+                daemon=True,
+            ).start()
         wait = max(0.1, min(self.limits.tool_timeout, self.budget.remaining()))
-        try:
-            for future in as_completed(futures, timeout=wait):
-                self._observe(results, calls, futures[future], future.result())
-        except FutureTimeout:
-            for i in sorted(set(futures.values()) - set(results)):
+        deadline = time.monotonic() + wait
+        while len(results) < len(calls):
+            try:
+                i, raw = done.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            self._observe(results, calls, i, raw)
+        for i in range(len(calls)):
+            if i not in results:
                 late = f"ツール「{calls[i].name}」が {wait:.0f} 秒以内に終わりませんでした"
                 self._observe(results, calls, i, _error(late))
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
         return [Message.tool(call, results[i]) for i, call in enumerate(calls)]
 
     def _observe(
