@@ -89,7 +89,7 @@ def mcp(
             "--collection",
             "-c",
             help="公開するコレクション 役割=名前(例: manuals=manuals)。複数指定可。"
-            "省略時は reports / manuals",
+            "省略時は既定の役割(起動時に表示)",
         ),
     ] = None,
     allow_remote: Annotated[
@@ -130,10 +130,11 @@ def mcp(
             if roles is not None:
                 _check_exist(ts, roles)
             tools = toolset(ts, team=team, collections=roles, now=clock, tables=tables)
-            for note in _scope_notes(ts, team, tools.scope.collections):
+            present, notes = _served(ts, team, tools.scope.collections)
+            for note in notes:
                 err.print(f"[yellow]注意:[/] {render.inline(note)}", highlight=False)
             names = ", ".join(s.name for s in tools.specs)
-            scope = "、".join(f"{r}={n}" for r, n in tools.scope.collections.items())
+            scope = "、".join(f"{r}={n}" for r, n in present.items()) or "なし"
             err.print(
                 f"tansaku MCP サーバー: チーム「{render.inline(team)}」"
                 f"(コレクション {render.inline(scope)})、ツール {len(tools.specs)} 個: "
@@ -175,20 +176,17 @@ def _check_exist(ts: Any, roles: dict[str, str]) -> None:
             raise CollectionNotFound(name, [c.name for c in ts.collections()])
 
 
-def _scope_notes(ts: Any, team: str, roles: Mapping[str, str]) -> list[str]:
-    """What a user would want to know before a client gets empty answers: a default role with
-    no collection, or a team with no data in any served collection (a mistyped --team)."""
+def _served(ts: Any, team: str, roles: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """The roles whose collection exists, and what a user would want to know before a client
+    gets empty answers: no collection at all, or a team with no data in them (a typo)."""
     infos = {c.name: c for c in ts.collections()}
-    notes = [
-        f"コレクション「{name}」がありません({role} のツールはエラーを返します)"
-        for role, name in roles.items()
-        if name not in infos
-    ]
-    served = [infos[n] for n in roles.values() if n in infos]
-    if served and not any(team in c.teams for c in served):
-        names = "、".join(c.name for c in served)
-        notes.append(f"チーム「{team}」のデータはコレクション {names} にまだありません")
-    return notes
+    present = {role: name for role, name in roles.items() if name in infos}
+    if not present:
+        return present, ["公開するコレクションがまだありません(`tansaku ingest` で作成できます)"]
+    if not any(team in infos[name].teams for name in present.values()):
+        names = "、".join(present.values())
+        return present, [f"チーム「{team}」のデータはコレクション {names} にまだありません"]
+    return present, []
 
 
 def register(app: typer.Typer) -> None:
