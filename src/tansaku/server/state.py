@@ -15,6 +15,7 @@ from fastapi import Depends, Request
 
 from tansaku.client import Tansaku
 from tansaku.server.auth import KeyStore, SessionResolver, authenticate
+from tansaku.server.errors import ApiError
 from tansaku.server.jobs import JobRunner
 from tansaku.server.metrics import Metrics
 from tansaku.server.owners import Owners
@@ -40,11 +41,18 @@ class AppState:
 
     def tables(self) -> Any:
         """The workspace's registered tables (a ``TableDatabase``), opened at first use;
-        raises ``ConfigError`` when none are registered, ``MissingExtra`` without duckdb."""
+        a 404 :class:`ApiError` when none are registered, ``MissingExtra`` without duckdb."""
         with self._tables_lock:
             if self._tables is None:
                 from tansaku.tables import open_tables
 
+                if not self.client.workspace.tables_file.is_file():
+                    raise ApiError(
+                        404,
+                        "no_tables",
+                        "テーブルが登録されていません。`tansaku demo` でサンプルを登録するか、"
+                        "tables.toml を作成してください",
+                    )
                 self._tables = open_tables(self.client.workspace.tables_file)
             return self._tables
 
