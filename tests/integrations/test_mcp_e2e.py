@@ -92,14 +92,22 @@ def test_stdio_lists_and_calls_the_tools(real_home, tmp_path) -> None:
     assert "チーム「default」" in log and "stdio で待ち受けます" in log
 
 
-def test_stdio_server_of_another_team_sees_only_that_team(real_home, tmp_path) -> None:
+def test_a_server_reads_only_its_team_and_the_named_collections(real_home, tmp_path) -> None:
+    scope = ["--team", "other", "--collection", "reports=reports"]
+
     async def main():
         with open(tmp_path / "stderr.txt", "w", encoding="utf-8") as errlog:
-            async with _stdio(real_home, errlog, "--team", "other") as mcp:
-                return await mcp.call_tool("search_past_cases", {"query": "冷蔵庫の故障"})
+            async with _stdio(real_home, errlog, *scope) as mcp:
+                cases = await mcp.call_tool("search_past_cases", {"query": "冷蔵庫の故障"})
+                manual = await mcp.call_tool("search_manual", {"query": "食中毒の予防方法"})
+                return cases, manual
 
-    result = anyio.run(main)
-    assert [r["content"] for r in json.loads(_text(result))] == [OTHER_TEAM_TEXT]
+    cases, manual = anyio.run(main)
+    assert [r["content"] for r in json.loads(_text(cases))] == [OTHER_TEAM_TEXT]
+    assert manual.is_error
+    assert json.loads(_text(manual)) == {"error": "マニュアルのコレクションが設定されていません"}
+    log = (tmp_path / "stderr.txt").read_text(encoding="utf-8")
+    assert "チーム「other」(コレクション reports=reports)" in log
 
 
 def test_a_workspace_with_tables_serves_the_statistics_and_sql_tools(tmp_path) -> None:

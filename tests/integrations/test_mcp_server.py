@@ -107,6 +107,28 @@ def test_a_call_cannot_name_another_team(hash_client) -> None:
     assert [h["doc_id"] for h in json.loads(theirs.content[0].text)] == ["s"]
 
 
+def test_concurrent_calls_each_get_their_own_answer(hash_client) -> None:
+    """Calls run in worker threads; answers are not mixed up between concurrent calls."""
+    tools = toolset(hash_client, now=NOW)
+    queries = ["食中毒の予防方法", "クレーム対応の手順", "お客様のお出迎え", "冷蔵庫の温度管理"]
+
+    async def script(client):
+        results: dict[str, str] = {}
+
+        async def one(query: str) -> None:
+            result = await client.call_tool("search_manual", {"query": query, "top_k": 2})
+            results[query] = result.content[0].text
+
+        async with anyio.create_task_group() as group:
+            for query in queries:
+                group.start_soon(one, query)
+        return results
+
+    results = _run(tools, script)
+    assert results == {q: tools.call("search_manual", {"query": q, "top_k": 2}) for q in queries}
+    assert len(set(results.values())) == len(queries)
+
+
 def test_a_tool_added_to_the_registry_is_served_without_changes(hash_client) -> None:
     @tool("count_characters", '文字数を数えます。\n例: {"text": "冷蔵庫"} / {"text": "あ"} / {}')
     def count_characters(scope: ToolScope, text: Annotated[str, "数える文字列"] = "") -> dict:
