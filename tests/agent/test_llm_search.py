@@ -124,7 +124,6 @@ def test_a_hanging_model_times_out_to_the_rules() -> None:
         assert expander.last_source == "rules(timeout)"
     finally:
         release.set()
-        expander.close()
 
 
 def test_repeated_failures_pause_the_model() -> None:

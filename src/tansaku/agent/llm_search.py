@@ -21,12 +21,10 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from tansaku.agent.models.base import ChatModel, Message
+from tansaku.agent.models.base import ChatModel, ChatResponse, Message
 from tansaku.search.classify import Classification, Classifier, QueryLabel, RuleClassifier
 from tansaku.search.expand import ExpandContext, Expander, RuleExpander, date_label
 from tansaku.text.dates import now_tokyo, resolve_dates
@@ -132,7 +130,7 @@ def parse_json(text: str) -> Any:
 
 
 class _Guarded:
-    """One model call at a time per search, under a hard timeout, with a pause after repeated
+    """A model call under a hard timeout (on a daemon thread), with a pause after repeated
     failures and a small cache of answers."""
 
     def __init__(
@@ -155,7 +153,6 @@ class _Guarded:
         self._failures = 0
         self._paused_until = 0.0
         self._lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="llm-search")
 
     def ask(
         self, key: Any, prompt: str, schema: dict[str, Any], parse: Callable[[Any], Any]
@@ -168,14 +165,12 @@ class _Guarded:
             if time.monotonic() < self._paused_until:
                 raise ModelPaused("model paused after repeated failures")
         try:
-            future = self._pool.submit(
-                self.model.chat,
-                [Message.user(prompt)],
-                json_schema=schema,
-                max_tokens=512,
-                timeout=self.timeout,
+            reply = _with_deadline(
+                lambda: self.model.chat(
+                    [Message.user(prompt)], json_schema=schema, max_tokens=512, timeout=self.timeout
+                ),
+                self.timeout,
             )
-            reply = future.result(timeout=self.timeout)
             if reply.finish_reason in ("refusal", "error", "length"):
                 raise MalformedOutput(f"finish_reason={reply.finish_reason}")
             value = parse(parse_json(reply.content))
@@ -193,14 +188,33 @@ class _Guarded:
                 self._cache.popitem(last=False)
         return value
 
-    def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+
+def _with_deadline(fn: Callable[[], ChatResponse], timeout: float) -> ChatResponse:
+    """``fn()`` on a daemon thread, abandoned after ``timeout`` seconds (a hung provider can
+    neither hold the search nor the process at exit)."""
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box["reply"] = fn()
+        except BaseException as exc:  # handed to the caller
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="llm-search", daemon=True).start()
+    if not done.wait(timeout):
+        raise TimeoutError(f"no answer within {timeout} s")
+    if "error" in box:
+        raise box["error"]
+    return cast(ChatResponse, box["reply"])
 
 
 def _failure(exc: BaseException) -> str:
     if isinstance(exc, ModelPaused):
         return "paused"
-    return "timeout" if isinstance(exc, TimeoutError | FutureTimeout) else type(exc).__name__
+    return "timeout" if isinstance(exc, TimeoutError) else type(exc).__name__
 
 
 class LLMExpander:
@@ -274,9 +288,6 @@ class LLMExpander:
         self.last_source = "model"
         return queries
 
-    def close(self) -> None:
-        self._guard.close()
-
 
 def _queries(value: Any, n: int) -> list[str]:
     items = value.get("queries") if isinstance(value, dict) else value
@@ -330,9 +341,6 @@ class LLMClassifier:
             return self.fallback.classify(query)
         self.last_source = "model"
         return result
-
-    def close(self) -> None:
-        self._guard.close()
 
 
 def _classification(value: Any) -> Classification:
