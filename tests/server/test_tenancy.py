@@ -128,3 +128,38 @@ def workspace_copy(template_workspace, tmp_path):
     client = tansaku.connect(tmp_path / "ws", embedder=HashEmbedder(32))
     yield client
     client.close()
+
+
+def test_keys_from_appdb(workspace_copy):
+    app = create_app(workspace_copy, warm_up=False, ui=False)  # keys: the workspace's appdb
+    db = app.state.tansaku.appdb
+    with live_server(app) as server:
+        with server.client() as http:
+            assert http.get("/api/collections").status_code == 200  # no key yet: keyless
+        key, _ = db.keys.create_key("beta", "テスト")
+        with server.client() as http:
+            assert http.get("/api/collections").status_code == 401
+        with server.client(key) as http:
+            names = [c["name"] for c in http.get("/api/collections").json()["collections"]]
+            assert names == ["manuals", "secret"]
+
+
+def test_unanswered_listing_and_resolving(live):
+    repo = live.state.appdb.unanswered
+    first = repo.add(
+        team="alpha", collection="manuals", question="床の清掃は?", reason="出典なし", tools=[]
+    )
+    repo.add(team="alpha", collection="reports", question="先月の売上予測", reason="予測", tools=[])
+    with live.client(KEY_ALPHA) as http:
+        listed = http.get("/api/unanswered", params={"collection": "manuals"}).json()
+        assert [u["question"] for u in listed["unanswered"]] == ["床の清掃は?"]
+        assert listed["total"] == 1
+        r = http.post(
+            f"/api/unanswered/{first.id}/resolve", json={"resolution": "マニュアルに追記した"}
+        )
+        assert r.status_code == 200 and r.json()["resolved"] is True
+        still = http.get("/api/unanswered", params={"resolved": "false"}).json()["unanswered"]
+        assert [u["question"] for u in still] == ["先月の売上予測"]
+        assert http.post("/api/unanswered/999999/resolve").status_code == 404
+        assert http.post("/api/unanswered/abc/resolve").status_code == 422
+        assert http.get("/api/unanswered", params={"from": "昨日"}).status_code == 400
