@@ -49,6 +49,19 @@ def test_lists_every_tool_of_the_registry_as_it_is(hash_client) -> None:
         assert entry.input_schema == spec.parameters
 
 
+def test_the_server_says_whose_data_it_serves(hash_client) -> None:
+    tools = toolset(hash_client, team="other", now=NOW)
+
+    async def script(client):
+        return client.server_info, client.instructions
+
+    info, instructions = _run(tools, script)
+    assert info.name == "tansaku" and info.title == "探索 tansaku"
+    assert "チーム「other」のデータだけ" in instructions
+    assert "reports=reports、manuals=manuals)" in instructions  # only collections that exist
+    assert '{"error": "…"}' in instructions
+
+
 def test_search_manual_returns_the_toolsets_json(hash_client) -> None:
     tools = toolset(hash_client, now=NOW)
     arguments = {"query": "食中毒の予防方法", "top_k": 3}

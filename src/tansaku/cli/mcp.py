@@ -117,7 +117,9 @@ def mcp(
     from tansaku.tools import toolset
 
     if transport not in TRANSPORTS:
-        raise fail(f"--transport は {' か '.join(TRANSPORTS)} です(指定: {transport})", 2)
+        raise fail(
+            f"--transport は {' か '.join(TRANSPORTS)} です(指定: {transport})", EXIT_REJECTED
+        )
     _name(team, "チーム名")
     roles = _collections(collection)
     clock = parse_now(now)
@@ -125,8 +127,11 @@ def mcp(
         if transport == "http":
             srv.check_bind(host, allow_remote=allow_remote, token=token)
         srv.require_sdk()
-        tables = _tables(home)
-        with connect(home, create=False) as ts, tables or contextlib.nullcontext():
+        with contextlib.ExitStack() as stack:
+            ts = stack.enter_context(connect(home, create=False))
+            tables = _tables(home)
+            if tables is not None:
+                stack.enter_context(tables)
             if roles is not None:
                 _check_exist(ts, roles)
             tools = toolset(ts, team=team, collections=roles, now=clock, tables=tables)

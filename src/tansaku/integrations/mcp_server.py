@@ -90,11 +90,14 @@ def tool_result(text: str) -> CallToolResult:
 
 
 def server_instructions(toolset: Toolset) -> str:
-    """What the client's model is told about this server (Japanese)."""
-    roles = "、".join(f"{role}={name}" for role, name in toolset.scope.collections.items())
+    """What the client's model is told about this server (Japanese): the team and the
+    collections that exist."""
+    scope = toolset.scope
+    existing = {c.name for c in scope.client.collections()}
+    roles = "、".join(f"{r}={n}" for r, n in scope.collections.items() if n in existing)
     return (
         "探索(tansaku)の業務ナレッジ検索・集計ツールです。"
-        f"対象はチーム「{toolset.scope.team}」のデータだけです"
+        f"対象はチーム「{scope.team}」のデータだけです"
         f"(コレクション: {roles or 'なし'})。"
         '結果は JSON の文字列です。失敗したときは {"error": "…"} に理由が書かれているので、'
         "引数を直して呼び直してください。各ツールの説明に使う場面・使わない場面・例があります。"
