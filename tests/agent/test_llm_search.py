@@ -234,3 +234,18 @@ def test_searches_use_the_model_through_the_fake_server(reports) -> None:
         assert down.hits and down.plan["classification"]["label"] == "vague"
         assert expander is not None and expander.last_source.startswith("rules(")
         assert classifier is not None and classifier.last_source.startswith("rules(")
+
+
+@pytest.mark.integration
+def test_the_classifier_through_the_fake_gemini_server() -> None:
+    pytest.importorskip("google.genai")
+    from tansaku.agent.models.gemini import GeminiChatModel
+    from tansaku.testing import FakeGeminiServer, Reply
+
+    label = {"label": "manual", "confidence": 0.88, "reason": "予防の方法を聞いている"}
+    with FakeGeminiServer([Reply.say(json.dumps(label, ensure_ascii=False))]) as srv:
+        model = GeminiChatModel(model="gemini-2.5-flash", api_key="k", base_url=srv.url)
+        got = LLMClassifier(model).classify("ノロウイルスを防ぐには?")
+        assert got == Classification(QueryLabel.MANUAL, 0.88, ("llm", "予防の方法を聞いている"))
+        assert srv.turns[0].json_schema is not None
+        assert "ノロウイルスを防ぐには?" in srv.turns[0].last.content
