@@ -1,0 +1,116 @@
+"""What the 説明 page and the record page show, read through the library for one team."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from tansaku.records import Record
+from tansaku.server.owners import find_visible, visible
+from tansaku.server.state import AppState
+
+log = logging.getLogger("tansaku.server.ui")
+MAX_DOC_RECORDS = 200
+
+
+@dataclass(frozen=True)
+class CollectionRow:
+    name: str
+    description: str
+    source_type: str
+    records: int
+    axes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TableRow:
+    name: str
+    rows: int
+    description: str
+    columns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Overview:
+    team: str
+    collections: tuple[CollectionRow, ...]
+    tables: tuple[TableRow, ...]
+    embedder: str | None
+    embedder_error: str | None
+    chat_model: str
+    notes: tuple[str, ...] = field(default=())
+
+
+def _collections(state: AppState, team: str) -> tuple[CollectionRow, ...]:
+    rows = []
+    for info in visible(state.client, state.owners, team):
+        with state.client.reading(info.name) as col:
+            count = col.store.count(team) if col.handles is not None else 0
+        rows.append(CollectionRow(info.name, info.description, info.source_type, count, info.axes))
+    return tuple(rows)
+
+
+def _tables(state: AppState) -> tuple[TableRow, ...]:
+    try:
+        db = state.tables_if_any()
+    except Exception:  # a broken tables.toml must not take the overview down
+        log.exception("tables unavailable")
+        return ()
+    if db is None:
+        return ()
+    return tuple(
+        TableRow(
+            t.name, db.row_count(t.name), t.description, tuple(c for c, _ in db.columns(t.name))
+        )
+        for t in db.config.tables
+    )
+
+
+def _chat_model(state: AppState) -> str:
+    try:
+        from tansaku.agent import configured_model
+
+        model = configured_model(state.client)
+    except Exception as exc:
+        return f"設定を読めません({type(exc).__name__})— オフラインで回答します"
+    if model is None:
+        return "未設定 — オフラインのルーターが検索結果から抜き出して回答します"
+    return str(getattr(model, "name", None) or type(model).__name__)
+
+
+def overview(state: AppState, team: str) -> Overview:
+    embedder = state.model
+    if embedder is None and state.model_error is None:
+        embedder = getattr(state.client.embedder, "name", None)
+    return Overview(
+        team=team,
+        collections=_collections(state, team),
+        tables=_tables(state),
+        embedder=embedder,
+        embedder_error=state.model_error,
+        chat_model=_chat_model(state),
+    )
+
+
+def document_records(state: AppState, team: str, collection: str, doc_id: str) -> list[Record]:
+    """The team's records of one document (at most ``MAX_DOC_RECORDS``), in id order; empty
+    when the collection is not the team's or the document is not there."""
+    if find_visible(state.client, state.owners, team, collection) is None:
+        return []
+    prefix = doc_id + ":"
+    with state.client.reading(collection) as col:
+        if col.handles is None:
+            return []
+        ids = sorted(i for i in col.store.hashes(team) if i.startswith(prefix))
+        found = col.store.get(team, ids[:MAX_DOC_RECORDS])
+    return [r for r in found if r.doc_id == doc_id]
+
+
+def record_view(record: Record) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "field": record.field,
+        "text": record.text,
+        "metadata": {k: v for k, v in record.metadata.items() if k != "source"},
+    }

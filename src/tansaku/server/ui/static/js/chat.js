@@ -1,0 +1,251 @@
+// エージェント対話: POST /api/ask as server-sent events read with fetch + ReadableStream;
+// thoughts and tool calls rendered live in a <details>, the reflection shown, citations linked
+// to their records, 👍/👎 through /api/feedback, the conversation kept per tab.
+import { api, append, clear, csrfToken, el, errorOf, recordHref, toast } from "./api.js";
+
+const STORE_KEY = "tansaku.chat";
+const messages = document.getElementById("messages");
+const form = document.getElementById("ask-form");
+const question = document.getElementById("question");
+const send = document.getElementById("send");
+const picker = document.getElementById("collections");
+const convLabel = document.getElementById("conversation-label");
+const DEFAULT_ROLES = ["reports", "manuals"];
+
+let chat = loadChat();
+
+function loadChat() {
+  try {
+    const saved = JSON.parse(sessionStorage.getItem(STORE_KEY) || "null");
+    if (saved && Array.isArray(saved.turns)) return saved;
+  } catch (_) { /* a broken entry starts afresh */ }
+  return { conversationId: null, turns: [] };
+}
+
+function saveChat() {
+  sessionStorage.setItem(STORE_KEY, JSON.stringify(chat));
+  convLabel.textContent = chat.conversationId ? `会話 ${chat.conversationId.slice(0, 8)}…(${chat.turns.length} 往復)` : "";
+}
+
+const EVENT_LABELS = {
+  thought: "考え", tool_call: "ツール呼び出し", tool_result: "ツールの結果", draft: "下書き",
+  critique: "推敲(リフレクション)", answer: "回答", error: "エラー",
+};
+
+function eventNode(ev) {
+  const label = EVENT_LABELS[ev.type] || ev.type;
+  if (ev.type === "tool_call") {
+    const args = ev.arguments ? JSON.stringify(ev.arguments, null, 0) : "";
+    return el("div", { class: "ev", "data-type": ev.type }, `🔧 ${label}: `, el("code", {}, `${ev.tool || ""}(${args})`));
+  }
+  if (ev.type === "tool_result") {
+    return el("details", { class: "ev", "data-type": ev.type },
+      el("summary", {}, `📄 ${label}: ${ev.tool || ""}`), el("pre", { class: "light" }, ev.text || ""));
+  }
+  const icon = { thought: "💭", draft: "📝", critique: "🔍", answer: "✅", error: "⚠️" }[ev.type] || "•";
+  return el("div", { class: "ev", "data-type": ev.type }, `${icon} ${label}: `, ev.text || "");
+}
+
+function citationList(citations) {
+  if (!citations || !citations.length) return null;
+  return el("ol", { class: "cites" }, citations.map((c) => {
+    const detail = [c.section, c.date, c.store].filter(Boolean).join(" / ");
+    return el("li", {},
+      el("a", { href: recordHref(c.collection, c.doc_id), target: "_blank", rel: "noopener" }, c.title || c.doc_id),
+      detail ? el("span", { class: "muted small" }, `(${detail})`) : null,
+      el("span", { class: "tag" }, c.collection));
+  }));
+}
+
+function ratingNode(turn) {
+  const box = el("div", { class: "rate" });
+  if (!turn.queryId) {
+    box.append(el("span", { class: "small muted" }, "この回答には評価用の ID がありません"));
+    return box;
+  }
+  if (turn.rated) {
+    box.append(el("span", { class: "small ok" }, turn.rated > 0 ? "👍 評価を送信しました" : "👎 評価を送信しました"));
+    return box;
+  }
+  const reason = el("input", { type: "text", maxlength: "300", placeholder: "理由(任意・300字まで)", "aria-label": "評価の理由" });
+  const up = el("button", { type: "button", title: "役に立った", "aria-label": "良い" }, "👍");
+  const down = el("button", { type: "button", title: "役に立たなかった", "aria-label": "悪い" }, "👎");
+  const rate = async (rating) => {
+    up.disabled = down.disabled = true;
+    try {
+      const body = { query_id: turn.queryId, rating };
+      if (reason.value.trim()) body.reason = reason.value.trim();
+      await api("/api/feedback", { method: "POST", json: body });
+      turn.rated = rating;
+      saveChat();
+      box.replaceWith(ratingNode(turn));
+      toast("評価を送信しました。ありがとうございます");
+    } catch (err) {
+      up.disabled = down.disabled = false;
+      toast(err.message, true);
+    }
+  };
+  up.addEventListener("click", () => rate(1));
+  down.addEventListener("click", () => rate(-1));
+  return append(box, [reason, up, down]);
+}
+
+/** The bot's message of one turn; returns updaters for streaming. */
+function botMessage(turn) {
+  const node = el("div", { class: "msg-bot" });
+  const trace = el("details", { class: "trace" }, el("summary", {}, "考えとツール呼び出し"));
+  const reflection = el("div", { class: "reflection hidden" });
+  const answer = el("div", { class: "answer pending" }, "考えています");
+  const tail = el("div", {});
+  node.append(trace, reflection, answer, tail);
+  let count = 0;
+  const update = {
+    event(ev) {
+      count += 1;
+      trace.firstChild.textContent = `考えとツール呼び出し(${count})`;
+      trace.append(eventNode(ev));
+      if (ev.type === "critique" && ev.text) {
+        reflection.classList.remove("hidden");
+        clear(reflection).append(el("strong", {}, "推敲: "), ev.text);
+      }
+      if (ev.type === "answer" && ev.text) answer.textContent = ev.text;
+    },
+    final(data) {
+      answer.classList.remove("pending");
+      answer.textContent = data.answer;
+      trace.open = false;
+      clear(tail);
+      if (data.unanswered) tail.append(el("p", { class: "small warn" }, "裏付けが見つからなかったため、未回答ログに記録しました。"));
+      append(tail, [citationList(data.citations), ratingNode(turn)]);
+    },
+    error(message) {
+      answer.classList.remove("pending");
+      clear(answer).append(el("span", { class: "error", role: "alert" }, message));
+    },
+  };
+  return { node, trace, update };
+}
+
+function renderTurn(turn) {
+  messages.append(el("div", { class: "msg-user" }, turn.question));
+  const bot = botMessage(turn);
+  messages.append(bot.node);
+  return bot;
+}
+
+function restore() {
+  clear(messages);
+  for (const turn of chat.turns) {
+    const bot = renderTurn(turn);
+    for (const ev of turn.events || []) bot.update.event(ev);
+    if (turn.final) bot.update.final(turn.final);
+    else if (turn.error) bot.update.error(turn.error);
+  }
+  saveChat();
+}
+
+function parseSse(block) {
+  let event = "message";
+  const data = [];
+  for (const line of block.split("\n")) {
+    if (line.startsWith("event:")) event = line.slice(6).trim();
+    else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+  }
+  return { event, data: data.length ? JSON.parse(data.join("\n")) : null };
+}
+
+function chosenCollections() {
+  const boxes = [...picker.querySelectorAll("input[type=checkbox]")];
+  const picked = boxes.filter((b) => b.checked).map((b) => b.value);
+  if (!picked.length) return null;
+  return Object.fromEntries(picked.map((name) => [name, name]));
+}
+
+async function askQuestion(text) {
+  const turn = { question: text, events: [], final: null, queryId: null, rated: 0 };
+  chat.turns.push(turn);
+  const bot = renderTurn(turn);
+  bot.trace.open = true;
+  const body = { question: text };
+  if (chat.conversationId) body.conversation_id = chat.conversationId;
+  const collections = chosenCollections();
+  if (collections) body.collections = collections;
+  try {
+    const response = await fetch("/api/ask", {
+      method: "POST", credentials: "same-origin", body: JSON.stringify(body),
+      headers: { Accept: "text/event-stream", "Content-Type": "application/json", "X-CSRF-Token": csrfToken() },
+    });
+    if (!response.ok) throw await errorOf(response);
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value;
+      let cut;
+      while ((cut = buffer.indexOf("\n\n")) >= 0) {
+        const { event, data } = parseSse(buffer.slice(0, cut));
+        buffer = buffer.slice(cut + 2);
+        if (event === "final") {
+          turn.final = data;
+          turn.queryId = data.query_id || null;
+          if (data.conversation_id) chat.conversationId = data.conversation_id;
+          bot.update.final(data);
+        } else if (event === "error") {
+          throw new Error((data && data.error && data.error.message) || "回答の作成中にエラーが発生しました");
+        } else if (data) {
+          turn.events.push(data);
+          bot.update.event(data);
+        }
+      }
+    }
+    if (!turn.final) throw new Error("回答の途中で接続が切れました。もう一度送信してください");
+  } catch (err) {
+    turn.error = err.message;
+    bot.update.error(err.message);
+  } finally {
+    saveChat();
+  }
+}
+
+form.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const text = question.value.trim();
+  if (!text) return;
+  send.disabled = true;
+  question.value = "";
+  try {
+    await askQuestion(text);
+  } finally {
+    send.disabled = false;
+    question.focus();
+  }
+});
+
+question.addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) form.requestSubmit();
+});
+
+document.getElementById("new-conversation").addEventListener("click", () => {
+  chat = { conversationId: null, turns: [] };
+  restore();
+});
+
+async function loadPicker() {
+  try {
+    const data = await api("/api/collections");
+    clear(picker);
+    if (!data.collections.length) picker.append(el("span", { class: "muted" }, "コレクションがありません"));
+    const defaults = data.collections.some((c) => DEFAULT_ROLES.includes(c.name));
+    for (const c of data.collections) {
+      const box = el("input", { type: "checkbox", value: c.name });
+      box.checked = defaults ? DEFAULT_ROLES.includes(c.name) : true;
+      picker.append(el("label", { class: "inline" }, box, `${c.name}`, el("span", { class: "muted" }, c.description ? `— ${c.description}` : "")));
+    }
+  } catch (err) {
+    clear(picker).append(el("span", { class: "error" }, err.message));
+  }
+}
+
+restore();
+loadPicker();

@@ -1,0 +1,78 @@
+"""The chat page in a real browser: streamed events, an answer with a citation that opens its
+record, 👎 with a reason stored through the feedback API (meta from the server) and seen on the
+dashboard, an unanswerable question in the unanswered log."""
+
+from __future__ import annotations
+
+from .support import MANUAL_QUESTION
+
+
+def ask(page, question: str) -> None:
+    page.fill("#question", question)
+    page.click("#send")
+    page.wait_for_selector(".msg-bot:last-child .rate, .msg-bot:last-child .error")
+
+
+def test_chat_streams_events_and_answers_with_a_citation(live, watched):
+    page = watched.page
+    page.goto(live.base_url + "/chat")
+    page.wait_for_selector("#collections input[value=manuals]")
+    ask(page, MANUAL_QUESTION)
+    bot = page.locator(".msg-bot").last
+    kinds = bot.locator(".trace [data-type]").evaluate_all("ns => ns.map(n => n.dataset.type)")
+    assert "thought" in kinds and "tool_call" in kinds and "tool_result" in kinds
+    assert bot.locator(".trace summary").first.inner_text().startswith("考えとツール呼び出し(")
+    assert "次の記述があります" in bot.locator(".answer").inner_text()
+    cite = bot.locator(".cites a").first
+    assert cite.inner_text() == "衛生管理マニュアル v2.0"
+    assert cite.get_attribute("href") == "/records/manuals/hygiene"
+    page.goto(live.base_url + cite.get_attribute("href"))
+    assert page.locator("h1").inner_text() == "衛生管理マニュアル v2.0"
+    assert "健康チェック表" in page.locator("main").inner_text()
+    watched.assert_clean(live.base_url)
+
+
+def test_thumbs_down_with_a_reason_is_stored_and_counted(live, watched):
+    page = watched.page
+    page.goto(live.base_url + "/chat")
+    page.click("#new-conversation")
+    ask(page, MANUAL_QUESTION)
+    bot = page.locator(".msg-bot").last
+    bot.locator(".rate input").fill("身だしなみの章が出てこない <b>太字</b>")
+    bot.locator("button[aria-label=悪い]").click()
+    page.wait_for_selector(".msg-bot:last-child .rate .ok")
+    rows = live.state.appdb.feedback.find("default", rating=-1)
+    assert len(rows) == 1
+    row = rows[0]
+    assert row.reason is not None and "身だしなみの章が出てこない" in row.reason
+    assert "<b>" not in row.reason  # escaped by the server
+    assert row.meta["query"] == MANUAL_QUESTION  # rebuilt from the server's answer event
+    page.goto(live.base_url + "/dashboard")
+    page.wait_for_selector("#cards .card")
+    cards = page.locator("#cards").inner_text()
+    assert "👎 1" in cards
+    watched.assert_clean(live.base_url)
+
+
+def test_unanswered_question_is_listed_resolved_and_exported(live, watched):
+    page = watched.page
+    page.goto(live.base_url + "/chat")
+    page.click("#new-conversation")
+    ask(page, "宇宙船の燃料補給の手順を教えて")
+    assert page.locator(".msg-bot").last.locator(".warn").count() == 1
+    page.goto(live.base_url + "/unanswered")
+    row = page.locator("#list tr", has_text="宇宙船の燃料補給の手順を教えて")
+    row.wait_for()
+    with page.expect_download() as download:
+        page.click("#csv")
+    text = download.value.path().read_text(encoding="utf-8-sig")
+    assert "宇宙船の燃料補給の手順を教えて" in text.splitlines()[1] or "宇宙船" in text
+    row.locator("input").fill("マニュアルの対象外と回答する")
+    row.locator("button.resolve").click()
+    page.wait_for_function(
+        "() => ![...document.querySelectorAll('#list td.question')]"
+        ".some(td => td.textContent.includes('宇宙船'))"
+    )
+    resolved = live.state.appdb.unanswered.find("default", resolved=True)
+    assert any(i.resolution == "マニュアルの対象外と回答する" for i in resolved)
+    watched.assert_clean(live.base_url)
