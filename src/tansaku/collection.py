@@ -14,22 +14,20 @@ import os
 import tempfile
 import threading
 import tomllib
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tansaku.config import AxisMode, CollectionConfig, config_from_dict
 from tansaku.errors import CollectionNotFound, ConfigError, StorageError
 from tansaku.generations import STATE
-from tansaku.store.ids import ID_VERSION
+from tansaku.stats import STATE_VERSION, CollectionState, FieldStats
 from tansaku.store.protocols import CollectionStorage, RecordStore, UnitIndex
 
 if TYPE_CHECKING:
     from tansaku.apply import ApplyOptions
     from tansaku.ingest.plan import IngestPlan
 
-STATE_VERSION = ID_VERSION  # 2: 64-bit integer point ids (1: UUIDs, migrated on open)
 REWEIGHT_DRIFT = 0.2  # re-encode a field's BM25 vectors when its average length moved by > 20%
 
 
@@ -98,123 +96,6 @@ def dump_toml(data: dict[str, Any]) -> str:
     for k, v in tables:
         emit_table(_toml_key(k), v)
     return "\n".join(lines).lstrip("\n") + "\n"
-
-
-@dataclass
-class FieldStats:
-    total_len: int = 0
-    count: int = 0
-    avgdl_written: float = 0.0
-
-    @property
-    def avgdl(self) -> float:
-        return self.total_len / self.count if self.count else 0.0
-
-
-@dataclass
-class CollectionState:
-    """Persisted per collection: BM25 length statistics per (tenant, field), and the tenants
-    whose sentence units (``bigram`` axes) are complete."""
-
-    embedder: str = ""
-    dim: int = 0
-    bm25: dict[str, dict[str, FieldStats]] = field(default_factory=dict)
-    units: set[str] = field(default_factory=set)
-    version: int = STATE_VERSION  # the layout the generation's stores were written in
-
-    def stats(self, tenant: str, field_name: str) -> FieldStats:
-        return self.bm25.setdefault(tenant, {}).setdefault(field_name, FieldStats())
-
-    def fix_averages(
-        self,
-        tenant: str,
-        removed: Iterable[tuple[str, int]],
-        added: Iterable[tuple[str, int]],
-    ) -> None:
-        """Fix the average length new BM25 vectors are encoded with (``avgdl_written``) for
-        fields that have none yet, from the statistics as they will be once the (field,
-        length) pairs ``removed`` are gone and ``added`` are written."""
-        projected: dict[str, list[int]] = {
-            fld: [st.total_len, st.count] for fld, st in self.bm25.get(tenant, {}).items()
-        }
-        for fld, length in removed:
-            tot = projected.setdefault(fld, [0, 0])
-            tot[0] -= length
-            tot[1] -= 1
-        for fld, length in added:
-            tot = projected.setdefault(fld, [0, 0])
-            tot[0] += length
-            tot[1] += 1
-        for fld, (total_len, count) in projected.items():
-            st = self.stats(tenant, fld)
-            if not st.avgdl_written and count > 0:
-                st.avgdl_written = total_len / count
-
-    def move(
-        self,
-        tenant: str,
-        removed: Iterable[tuple[str, int]],
-        added: Iterable[tuple[str, int]],
-    ) -> None:
-        """Move the length statistics by the (field, length) of records just removed and
-        written (batch by batch: every commit's statistics describe the records it holds)."""
-        for fld, length in removed:
-            st = self.stats(tenant, fld)
-            st.total_len -= length
-            st.count -= 1
-        for fld, length in added:
-            st = self.stats(tenant, fld)
-            st.total_len += length
-            st.count += 1
-
-    def drifted(self, tenant: str, threshold: float = 0.0) -> list[tuple[str, float]]:
-        """(field, new average) of the tenant's fields whose average length moved more than
-        ``threshold`` (a fraction) from the one their vectors were encoded with; the new
-        average becomes the encoded one (the caller re-encodes those fields)."""
-        out = []
-        for fld, st in self.bm25.get(tenant, {}).items():
-            if not st.count:
-                continue
-            written = st.avgdl_written
-            if written and abs(st.avgdl - written) / written <= threshold:
-                continue
-            st.avgdl_written = st.avgdl
-            out.append((fld, st.avgdl))
-        return out
-
-    def drop(self, tenant: str) -> None:
-        """Forget the team (its records and units are gone)."""
-        self.bm25.pop(tenant, None)
-        self.units.discard(tenant)
-
-    def to_json(self) -> str:
-        return json.dumps(
-            {
-                "version": self.version,
-                "embedder": self.embedder,
-                "dim": self.dim,
-                "bm25": {
-                    t: {f: vars(s) for f, s in fields.items()} for t, fields in self.bm25.items()
-                },
-                "units": sorted(self.units),
-            },
-            ensure_ascii=False,
-            indent=1,
-        )
-
-    @classmethod
-    def from_json(cls, text: str) -> CollectionState:
-        data = json.loads(text)
-        return cls(
-            embedder=data.get("embedder", ""),
-            dim=int(data.get("dim", 0)),
-            version=int(data.get("version", 1)),
-            bm25={
-                t: {f: FieldStats(**s) for f, s in fields.items()}
-                for t, fields in data.get("bm25", {}).items()
-            },
-            units=set(data.get("units", ())),
-        )
 
 
 class Collection:
@@ -380,3 +261,15 @@ def read_state(gen: Path | None) -> CollectionState:
         return CollectionState()
     except ValueError as exc:
         raise StorageError(f"{gen / STATE} を読めません: {exc}") from None
+
+
+__all__ = [
+    "STATE_VERSION",
+    "Collection",
+    "CollectionState",
+    "FieldStats",
+    "atomic_write",
+    "dump_toml",
+    "read_config",
+    "read_state",
+]
