@@ -203,6 +203,15 @@ def test_ask_json_and_sse(live):
         assert rated.status_code == 201, rated.text
         assert rated.json()["meta"]["query"] == "冷蔵庫の温度は何度までですか"
         assert rated.json()["meta"]["query_type"] == "ask"
+        cid = answer["conversation_id"]
+        assert cid in {c["id"] for c in http.get("/api/conversations").json()["conversations"]}
+        turns = http.get(f"/api/conversations/{cid}").json()["turns"]
+        assert [t["role"] for t in turns] == ["user", "assistant"]
+        assert turns[0]["text"] == "冷蔵庫の温度は何度までですか"
+    with live.client(KEY_BETA) as beta:
+        assert beta.get(f"/api/conversations/{cid}").status_code == 404
+        assert cid not in str(beta.get("/api/conversations").json())
+    with live.client(KEY_ALPHA) as http:
         with http.stream(
             "POST",
             "/api/ask",

@@ -34,6 +34,7 @@ from tansaku.server.owners import Owners
 from tansaku.server.routes import (
     ask,
     collections,
+    conversations,
     feedback,
     health,
     ingest,
@@ -46,7 +47,17 @@ from tansaku.server.state import AppState
 
 log = logging.getLogger("tansaku.server")
 UPLOAD_PATHS = ("/api/ingest",)
-ROUTERS = (health, search, collections, tables, ask, ingest, feedback, unanswered)
+ROUTERS = (
+    health,
+    search,
+    collections,
+    tables,
+    ask,
+    conversations,
+    ingest,
+    feedback,
+    unanswered,
+)
 
 
 def _appdb_keys(appdb: Any) -> KeyStore | None:

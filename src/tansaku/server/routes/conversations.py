@@ -1,0 +1,43 @@
+"""``GET /api/conversations`` and ``GET /api/conversations/{id}``: the team's agent
+conversations and their turns (the chat page's history). Another team's id is a 404."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from fastapi.responses import Response
+
+from tansaku.server.errors import ApiError
+from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.state import StateDep, TeamDep
+
+router = APIRouter(tags=["エージェント"])
+
+
+@router.get("/api/conversations", response_class=JsonResponse, summary="会話の一覧")
+def listing(state: StateDep, team: TeamDep) -> Response:
+    from tansaku.agent import conversations
+
+    items = conversations(state.client).list(team)
+    return json_response({"conversations": [c.to_dict() for c in items]})
+
+
+@router.get(
+    "/api/conversations/{conversation_id}", response_class=JsonResponse, summary="会話の履歴"
+)
+def history(
+    conversation_id: str,
+    state: StateDep,
+    team: TeamDep,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> Response:
+    from tansaku.agent import conversations
+
+    convs = conversations(state.client)
+    if len(conversation_id) > 200 or not convs.exists(conversation_id, team):
+        raise ApiError(404, "not_found", f"会話「{conversation_id[:64]}」が見つかりません")
+    turns = convs.history(conversation_id, team, limit)
+    return json_response(
+        {"conversation_id": conversation_id, "turns": [t.to_dict() for t in turns]}
+    )
