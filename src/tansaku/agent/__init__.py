@@ -31,6 +31,7 @@ from tansaku.tools import toolset
 from tansaku.workspace import DEFAULT_TEAM
 
 if TYPE_CHECKING:
+    from tansaku.appdb.chat_history import StoredConversations
     from tansaku.client import Tansaku
 
 HISTORY_TURNS = 10
@@ -41,8 +42,12 @@ def unanswered_log(client: Tansaku) -> UnansweredLog:
     return UnansweredLog(client.workspace.home / "appdb.sqlite")
 
 
-def conversations(client: Tansaku) -> Conversations:
-    return Conversations(client.workspace.home / "appdb.sqlite")
+def conversations(client: Tansaku) -> StoredConversations:
+    """The workspace's conversations, stored in appdb (those of the legacy ``appdb.sqlite``
+    are copied in once, keeping their ids)."""
+    from tansaku.appdb.chat_history import StoredConversations as Stored
+
+    return Stored(client.workspace.home / "appdb.sqlite")
 
 
 def configured_model(client: Tansaku) -> ChatModel | None:
