@@ -3,7 +3,9 @@ the bearer guard. The subprocess runs of ``tansaku mcp`` are in ``test_mcp_e2e.p
 
 from __future__ import annotations
 
+import functools
 import json
+import socket
 import sys
 from typing import Annotated
 
@@ -19,6 +21,7 @@ from tansaku.integrations.mcp_server import (
     is_loopback,
     mcp_server,
     require_sdk,
+    serve_http,
     tool_definitions,
 )
 from tansaku.tools import ToolScope, Toolset, tool, toolset
@@ -181,6 +184,24 @@ def test_a_short_token_is_refused_everywhere() -> None:
     for host in ("127.0.0.1", "0.0.0.0"):
         with pytest.raises(InvalidRequest, match="16文字以上"):
             check_bind(host, allow_remote=True, token="password")
+
+
+def test_a_port_in_use_is_a_clear_error(hash_client) -> None:
+    tools = toolset(hash_client, now=NOW)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        ready: list[str] = []
+        with pytest.raises(InvalidRequest, match=f"127.0.0.1:{port} で待ち受けられません"):
+            anyio.run(functools.partial(serve_http, tools, port=port, on_ready=ready.append))
+        assert ready == []
+
+
+def test_serve_http_refuses_a_public_bind_before_binding(hash_client) -> None:
+    tools = toolset(hash_client, now=NOW)
+    with pytest.raises(InvalidRequest, match="--allow-remote"):
+        anyio.run(functools.partial(serve_http, tools, host="0.0.0.0", port=0))
 
 
 def test_bearer_guard_checks_every_request() -> None:
