@@ -104,3 +104,19 @@ def test_cli_ask_json_and_unanswered(tmp_path, monkeypatch) -> None:
     runner.invoke(app, ["ask", "来月の売上の見込みは?"])
     listed = json.loads(runner.invoke(app, ["unanswered", "--json"]).stdout)["unanswered"]
     assert any(u["question"] == "来月の売上の見込みは?" for u in listed)
+
+
+def test_a_named_day_filters_and_is_not_a_word_to_find(ts) -> None:
+    """「2025年12月10日のクレーム内容」: the date narrows the search; the answer's sentences need
+    not repeat it (they never do: the date is the report's, not its text's)."""
+    answer = ask(ts, "2025年12月10日のクレーム内容を教えて", now=NOW)
+    assert not answer.unanswered and answer.citations
+    assert {c.date for c in answer.citations} == {"2025-12-10"}
+
+
+def test_how_often_a_measure_is_a_statistic(ts, tables) -> None:
+    answer = ask(ts, "レジの現金が合わないことはどれくらいある?", now=NOW, tables=tables)
+    assert [e.tool for e in answer.events if e.type == "tool_call"] == [
+        "get_cash_difference_analysis"
+    ]
+    assert "過不足のあった日" in answer.text and "件" in answer.text and not answer.unanswered

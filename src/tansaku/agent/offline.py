@@ -73,6 +73,10 @@ _CARDS = re.compile(r"カード|フォロワー|スペル|アミュレット|フ
 _NOTES = re.compile(r"実験|ノート|試料|サンプル|測定|合成|培養|焼成|アニール|めっき|成膜")
 _CARD_WORDS = frozenset(["カード", "効果", "ある", "持つ", "出来る", "探す", "欲しい"])
 MAX_CARDS = 5
+# 「レジの現金が合わないことはどれくらいある?」: how often a daily-report measure … is a statistic
+_HOW_OFTEN = re.compile(
+    r"(売上|客数|現金|過不足|レジ|クレーム).*(どれくらい|どのくらい|何回|何件|頻度|いくら|多い)"
+)
 _STAT_TOOLS = (
     (re.compile(r"売上|売り上げ|客数"), "get_sales_trend", "売上"),
     (re.compile(r"現金|過不足|レジ"), "get_cash_difference_analysis", "現金過不足"),
@@ -100,7 +104,8 @@ def _extract(
     """The best sentences of the first results and their citations. A sentence must cover half
     of the question's content words — or, for an expanded vague question, share one with an
     expansion (トラブル, クレーム … for 問題)."""
-    wanted = _content_terms(question)
+    # a date the question names filters the search; no sentence repeats it
+    wanted = _content_terms(resolve_dates(question).remainder or question)
     extra = (
         set().union(*(_content_terms(a) for a in alternatives)) - wanted if alternatives else set()
     )
@@ -162,7 +167,14 @@ def _statistics(question: str, tools: Toolset, events: list[Event]) -> str | Non
             f"(日報 {summary['report_count']}件)"
         )
     else:
-        figures = ", ".join(f"{k}: {v}" for k, v in summary.items())
+        split = data.get("breakdown") or {}
+        plus, minus = split.get("plus") or {}, split.get("minus") or {}
+        figures = (
+            f"過不足のあった日 {summary['diff_count']}件(日報 {summary['total_reports']}件、"
+            f"発生率 {summary['diff_rate'] or '0%'})、合計 {summary['total_diff']:+,}円"
+            f"(過剰 {plus.get('count', 0)}件 {plus.get('total', 0):+,}円、"
+            f"不足 {minus.get('count', 0)}件 {minus.get('total', 0):+,}円)"
+        )
     return f"{span}の{what}: {figures}。(表 daily_reports の集計)"
 
 
@@ -198,7 +210,9 @@ def answer_offline(
     elif _FUTURE.search(question):
         reason = "予測や先の予定には答えられません(記録にあることだけを答えます)"
         events.append(Event(type="thought", text=reason))
-    elif label.label is QueryLabel.STATISTICS and "get_claim_statistics" in available:
+    elif (
+        label.label is QueryLabel.STATISTICS or _HOW_OFTEN.search(question)
+    ) and "get_claim_statistics" in available:
         tried.append("statistics")
         text = _statistics(question, tools, events)
         if text is not None:
