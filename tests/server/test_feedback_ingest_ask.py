@@ -184,6 +184,7 @@ def test_upload_limits_and_names(live):
 
 
 def test_ask_json_and_sse(live):
+    searches_before = live.state.appdb.events.count("alpha")[0]
     with live.client(KEY_ALPHA) as http:
         r = http.post(
             "/api/ask",
@@ -228,6 +229,9 @@ def test_ask_json_and_sse(live):
         final = json.loads(frames[-1].split("\n", 1)[1].removeprefix("data: "))
         assert final["citations"] and final["citations"][0]["collection"] == "manuals"
         assert final["query_id"]
+        # the agent's tool searches are recorded like the API's (appdb rows and metrics)
+        kinds = [e.query_type for e in live.state.appdb.events.find("alpha")]
+        assert kinds.count("ask") == 2 and len(kinds) > searches_before + 2
         follow = http.post(
             "/api/ask",
             json={"question": "ほかには?", "conversation_id": "no-such-conversation"},

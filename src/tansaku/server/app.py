@@ -27,6 +27,7 @@ from tansaku.client import Tansaku
 from tansaku.server import errors
 from tansaku.server.apidocs import render_docs
 from tansaku.server.auth import KeyStore, ServerNotSecured
+from tansaku.server.events import RecordingEventLog
 from tansaku.server.jobs import JobRunner
 from tansaku.server.metrics import Metrics
 from tansaku.server.middleware import BodyLimit, RequestMetrics, SecurityHeaders
@@ -123,6 +124,15 @@ def create_app(
         owns_client=owns,
     )
 
+    previous_events = client.services.events
+    recording = RecordingEventLog(client.events.path, appdb=db, metrics=state.metrics)
+    client.with_services(events=recording)
+
+    def restore() -> None:
+        if client.services.events is recording:
+            client.with_services(events=previous_events)
+        recording.close()
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         if warm_up:
@@ -130,6 +140,7 @@ def create_app(
         try:
             yield
         finally:
+            restore()
             state.close()
             if appdb is None and db is not None:
                 db.close()

@@ -4,8 +4,6 @@ finds it by ``query_id``."""
 
 from __future__ import annotations
 
-import time
-
 from fastapi import APIRouter
 from fastapi.responses import Response
 
@@ -26,20 +24,11 @@ def require_collection(state: AppState, team: str, name: str) -> None:
 
 
 def run_search(state: AppState, request: SearchRequest) -> SearchResult:
-    """One search of the API: scoped, measured and recorded."""
+    """One search of the API, scoped to a collection the team sees; the client's event log
+    (``tansaku.server.events``) counts it and records its SEARCH_EVENT in appdb, where
+    feedback finds it by ``query_id``."""
     require_collection(state, request.tenant, request.collection)
-    started = time.perf_counter()
-    result = state.client.run(request)
-    state.metrics.observe_search(result, time.perf_counter() - started)
-    record_event(state, request.tenant, result)
-    return result
-
-
-def record_event(state: AppState, team: str, result: SearchResult) -> None:
-    """The search's SEARCH_EVENT into appdb (the JSON-lines log has it already): feedback
-    finds it there by ``query_id``."""
-    if state.appdb is not None:
-        state.appdb.events.record_result(team, result)
+    return state.client.run(request)
 
 
 @router.post("/api/search", response_class=JsonResponse, summary="ハイブリッド検索")
