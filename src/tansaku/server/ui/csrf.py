@@ -47,9 +47,14 @@ def cookie_value(cookie_header: str | None, name: str) -> str | None:
 
 
 def from_other_site(headers: dict[str, str]) -> bool:
-    """Whether the browser says the request comes from another site or origin host."""
-    if headers.get("sec-fetch-site", "") in ("cross-site", "same-site"):
-        return True
+    """Whether the browser says the request comes from another site or origin host.
+
+    ``Sec-Fetch-Site`` decides when the browser sends it (every current browser does): the
+    pages' ``Referrer-Policy: no-referrer`` makes Chromium send ``Origin: null`` on its own
+    form posts, so ``Origin`` is only the fallback for older browsers."""
+    fetch_site = headers.get("sec-fetch-site")
+    if fetch_site is not None:
+        return fetch_site in ("cross-site", "same-site")
     origin = headers.get("origin")
     if origin is None:
         return False

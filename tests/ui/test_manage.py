@@ -1,0 +1,97 @@
+"""Managing the workspace from the browser: create and delete a collection (the delete asks to
+type its name first), upload files as a job (one file fails with its reason, the others land)
+and find the upload on the search test page with its per-axis ranks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def test_create_and_delete_a_collection_with_confirmation(live, watched):
+    page = watched.page
+    page.goto(live.base_url + "/collections")
+    page.wait_for_selector("#list tr[data-name=manuals]")
+    page.fill("#new-name", "faq_test")
+    page.fill("#new-description", "よくある質問(テスト)")
+    page.click("#create button[type=submit]")
+    row = page.locator("#list tr[data-name=faq_test]")
+    row.wait_for()
+    assert "よくある質問(テスト)" in row.inner_text()
+    assert live.state.client.has_collection("faq_test")
+
+    row.locator("button.danger").click()
+    dialog = page.locator("#confirm")
+    assert dialog.is_visible()
+    ok = page.locator("#confirm-ok")
+    assert ok.is_disabled()
+    page.fill("#confirm-name", "faq_tes")
+    assert ok.is_disabled()
+    page.click("#confirm-cancel")
+    assert not dialog.is_visible()
+    assert live.state.client.has_collection("faq_test")  # cancelled: nothing deleted
+
+    row.locator("button.danger").click()
+    page.fill("#confirm-name", "faq_test")
+    ok.click()
+    page.wait_for_selector("#list tr[data-name=faq_test]", state="detached")
+    assert not live.state.client.has_collection("faq_test")
+    watched.assert_clean(live.base_url)
+
+
+def test_upload_files_follow_the_job_and_find_them(live, watched, tmp_path: Path):
+    page = watched.page
+    guide = tmp_path / "開店準備.md"
+    guide.write_text(
+        "# 開店準備の手順\n\n## 釣り銭\n開店の30分前に、レジの釣り銭を二人で数えて記録します。\n\n"
+        "## 客席\n客席とトイレを清掃し、メニュー表の汚れを拭き取ります。\n",
+        encoding="utf-8",
+    )
+    broken = tmp_path / "壊れた資料.pdf"
+    broken.write_bytes(b"%PDF-1.4 this is not really a pdf")
+    table = tmp_path / "faq.csv"
+    table.write_text("question,answer\n釣り銭は何時に数える?,開店の30分前\n", encoding="utf-8")
+    page.goto(live.base_url + "/ingest")
+    page.fill("#collection", "uploads")
+    page.set_input_files("#files", [str(guide), str(broken), str(table)])
+    page.wait_for_selector("#preview table")
+    assert "釣り銭は何時に数える?" in page.locator("#preview").inner_text()
+    page.click("#start")
+    page.wait_for_function(
+        "() => /完了|失敗/.test(document.getElementById('job-status').textContent)"
+    )
+    status = page.locator("#job-status").inner_text()
+    assert status.startswith("完了"), status
+    failures = page.locator("ul.failures li")
+    assert failures.count() == 1
+    assert "壊れた資料.pdf" in failures.first.inner_text()
+
+    page.goto(live.base_url + "/search?collection=uploads&q=釣り銭を数える")
+    page.wait_for_selector("#weights .card")
+    page.click("#run")
+    page.wait_for_selector(".hit")
+    first = page.locator(".hit").first
+    assert "開店準備の手順" in first.locator(".head").inner_text()
+    watched.assert_clean(live.base_url)
+
+
+def test_search_page_shows_per_axis_ranks_weights_and_plan(live, watched):
+    page = watched.page
+    page.goto(live.base_url + "/search?collection=manuals&q=手洗いの手順")
+    page.wait_for_selector("#weights .card")
+    names = page.locator("#weights input[data-axis]").evaluate_all(
+        "ns => ns.map(n => n.dataset.axis)"
+    )
+    assert names == ["keyword", "semantic", "sentence"]
+    page.locator("input[data-axis=sentence]").uncheck()
+    page.select_option("#fusion", "rrf")
+    page.click("#run")
+    page.wait_for_selector(".hit")
+    first = page.locator(".hit").first
+    keyword = first.locator("tr[data-axis=keyword] .rank")
+    assert keyword.inner_text().endswith("位")
+    assert first.locator("tr[data-axis=semantic]").count() == 1
+    plan = page.locator("#plan").inner_text()
+    assert "keyword(bm25" in plan and "sentence" not in plan.split("検索軸")[1].split("\n")[0]
+    assert "rrf" in plan
+    assert "total" in page.locator("#timings").inner_text()
+    watched.assert_clean(live.base_url)
