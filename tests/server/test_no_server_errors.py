@@ -81,7 +81,7 @@ def test_no_5xx_on_any_route(live):
         for value in rng.sample(HOSTILE, 6):
             r = http.delete(f"/api/collections/{_text(value) or 'x'}")
             seen.append((f"DELETE {value!r:.40}", r.status_code))
-        assert len(seen) >= 180
+        assert len(seen) >= 170
         errors = [s for s in seen if s[1] >= 500]
         assert errors == []
         ok = http.post("/api/search", json={"query": "冷蔵庫", "collection": "manuals"})
