@@ -76,3 +76,38 @@ def test_unanswered_question_is_listed_resolved_and_exported(live, watched):
     resolved = live.state.appdb.unanswered.find("default", resolved=True)
     assert any(i.resolution == "マニュアルの対象外と回答する" for i in resolved)
     watched.assert_clean(live.base_url)
+
+
+def test_a_language_model_answer_shows_its_draft_and_reflection(live, watched, monkeypatch):
+    """With a chat model configured (the fake OpenAI server over HTTP on 127.0.0.1), the page
+    shows the model's thought, its tool call, the draft and the reflection's critique."""
+    import json
+
+    from tansaku.testing import FakeOpenAIServer, Reply
+
+    answer = "身だしなみは清潔なユニフォーム・帽子・マスクを着用します[1]。"
+    with FakeOpenAIServer(api_key="sk-ui-test", model="gpt-4o-mini") as srv:
+        srv.script(
+            Reply.call("search_manual", {"query": "身だしなみ"}),
+            Reply.say("思考: マニュアルの1.3に書かれています。\n回答: " + answer),
+            Reply.say(
+                json.dumps(
+                    {"critique": "出典と一致しています", "status": "answered", "answer": answer}
+                )
+            ),
+        )
+        monkeypatch.setenv("TANSAKU_LLM_PROVIDER", "openai")
+        monkeypatch.setenv("TANSAKU_LLM_BASE_URL", srv.base_url)
+        monkeypatch.setenv("TANSAKU_LLM_MODEL", "gpt-4o-mini")
+        monkeypatch.setenv("TANSAKU_LLM_API_KEY", "sk-ui-test")
+        page = watched.page
+        page.goto(live.base_url + "/chat")
+        page.click("#new-conversation")
+        ask(page, "身だしなみのルールは?")
+        bot = page.locator(".msg-bot").last
+        assert bot.locator(".answer").inner_text() == answer
+        assert "出典と一致しています" in bot.locator(".reflection").inner_text()
+        kinds = bot.locator(".trace [data-type]").evaluate_all("ns => ns.map(n => n.dataset.type)")
+        assert "tool_call" in kinds and "critique" in kinds
+        assert bot.locator(".cites a").first.get_attribute("href") == "/records/manuals/hygiene"
+    watched.assert_clean(live.base_url)

@@ -68,8 +68,8 @@ function ratingNode(turn) {
     return box;
   }
   const reason = el("input", { type: "text", maxlength: "300", placeholder: "理由(任意・300字まで)", "aria-label": "評価の理由" });
-  const up = el("button", { type: "button", title: "役に立った", "aria-label": "良い" }, "👍");
-  const down = el("button", { type: "button", title: "役に立たなかった", "aria-label": "悪い" }, "👎");
+  const up = el("button", { type: "button", title: "役に立った", "aria-label": "良い" }, "👍 良い");
+  const down = el("button", { type: "button", title: "役に立たなかった", "aria-label": "悪い" }, "👎 悪い");
   const rate = async (rating) => {
     up.disabled = down.disabled = true;
     try {
@@ -101,6 +101,10 @@ function botMessage(turn) {
   let count = 0;
   const update = {
     event(ev) {
+      if (ev.type === "answer") {  // shown as the answer itself, not twice
+        if (ev.text) answer.textContent = ev.text;
+        return;
+      }
       count += 1;
       trace.firstChild.textContent = `考えとツール呼び出し(${count})`;
       trace.append(eventNode(ev));
@@ -108,7 +112,6 @@ function botMessage(turn) {
         reflection.classList.remove("hidden");
         clear(reflection).append(el("strong", {}, "推敲: "), ev.text);
       }
-      if (ev.type === "answer" && ev.text) answer.textContent = ev.text;
     },
     final(data) {
       answer.classList.remove("pending");
