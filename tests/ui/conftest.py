@@ -19,11 +19,16 @@ document.addEventListener('securitypolicyviolation', (e) => {
 """
 
 
+SERVED = {"live", "keyed", "browser", "watched"}
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests with a server and a browser are e2e, and skipped without Debian's Chromium."""
     for item in items:
-        if "tests/ui/" in str(item.fspath).replace("\\", "/"):
+        served = SERVED & set(getattr(item, "fixturenames", ()))
+        if "tests/ui/" in str(item.fspath).replace("\\", "/") and served:
             item.add_marker(pytest.mark.e2e)
-            if not CHROMIUM.exists():
+            if not CHROMIUM.exists() and served & {"browser", "watched"}:
                 item.add_marker(
                     pytest.mark.skip(
                         reason="/usr/bin/chromium is missing: apt-get install chromium "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import secrets
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -63,9 +64,14 @@ def _set_session_cookie(response: Response, request: Request, token: str) -> Non
     )
 
 
-def _local_target(target: str | None) -> str:
-    """Where to go after login: a path of this server only (no scheme, no ``//host``)."""
-    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+_LOCAL_PATH = re.compile(r"/(?![/\\])[^\s\x00-\x1f\x7f\\]*")
+
+
+def local_target(target: str | None) -> str:
+    """Where to go after login: a path of this server only — not ``//host``, a backslash, a
+    scheme, or a path with whitespace or control characters (browsers drop tabs and newlines,
+    turning ``/<TAB>/host`` into ``//host``)."""
+    if not target or not _LOCAL_PATH.fullmatch(target):
         return "/"
     return target
 
@@ -171,7 +177,7 @@ def record_page(collection: str, doc_id: str, request: Request, state: StateDep)
 @router.get("/login")
 def login_page(request: Request, state: StateDep, next: str | None = None) -> Response:
     if keyless(state):
-        return RedirectResponse(_local_target(next), status_code=303)
+        return RedirectResponse(local_target(next), status_code=303)
     token = secrets.token_urlsafe(24)
     response = _render(
         request,
@@ -180,7 +186,7 @@ def login_page(request: Request, state: StateDep, next: str | None = None) -> Re
         page="login",
         title="ログイン",
         login_csrf=token,
-        next=_local_target(next),
+        next=local_target(next),
         error=None,
     )
     response.set_cookie(
@@ -203,7 +209,7 @@ def login(
     csrf_token: Annotated[str, Form(max_length=200)] = "",
     next: Annotated[str, Form(max_length=2_000)] = "/",
 ) -> Response:
-    target = _local_target(next)
+    target = local_target(next)
     if not same_token(csrf_token, request.cookies.get(LOGIN_COOKIE) or "\0"):
         return RedirectResponse(f"/login?next={quote(target)}", status_code=303)
     team = state.keys.verify(key.strip()) if state.keys is not None and key.strip() else None

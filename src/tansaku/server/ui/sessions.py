@@ -15,6 +15,7 @@ import hmac
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,15 +52,16 @@ class Session:
 class Sessions:
     """The open sessions of one server process (thread-safe)."""
 
-    def __init__(self, keys: Any = None) -> None:
+    def __init__(self, keys: Any = None, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.keys = keys  # the server's KeyStore (None: no keys at all)
+        self.clock = clock
         self._by_digest: dict[str, Session] = {}
         self._lock = threading.Lock()
 
     def open(self, team: str, key_prefix: str | None) -> tuple[str, Session]:
         """A new session: ``(cookie token, session)``."""
         token = secrets.token_urlsafe(32)
-        now = time.monotonic()
+        now = self.clock()
         session = Session(team, secrets.token_urlsafe(32), key_prefix, now, now, now)
         with self._lock:
             self._expire(now)
@@ -75,7 +77,7 @@ class Sessions:
         if not token:
             return None
         digest = _digest(token)
-        now = time.monotonic()
+        now = self.clock()
         with self._lock:
             session = self._by_digest.get(digest)
             if session is None:
