@@ -15,6 +15,7 @@ from tansaku.agent.models import Message, ToolCall
 from tansaku.agent.models.llamacpp import (
     FINAL,
     action_schema,
+    observed,
     parse_action,
     to_llama_messages,
     tool_instructions,
@@ -33,6 +34,25 @@ def test_the_schema_offers_each_tool_with_its_arguments_and_final_answer() -> No
     ]
     assert options[0]["properties"]["arguments"] == SEARCH.parameters
     assert options[2]["required"] == ["action", "answer"]
+
+
+def test_the_first_step_of_a_turn_must_call_a_tool() -> None:
+    names = [
+        o["properties"]["action"]["const"] for o in action_schema([SEARCH], final=False)["anyOf"]
+    ]
+    assert names == ["search_past_cases"]
+    call = ToolCall(id="c1", name="search_past_cases", arguments='{"query": "違算"}')
+    asked = [Message.user("昨日の違算は?")]
+    assert not observed(asked)
+    assert observed([*asked, Message.assistant("", [call]), Message.tool(call, "[]")])
+    follow_up = [
+        *asked,
+        Message.assistant("", [call]),
+        Message.tool(call, "[]"),
+        Message.assistant("500円でした。"),
+        Message.user("その店舗の先週の売上は?"),
+    ]
+    assert not observed(follow_up)
 
 
 def test_a_tool_step_becomes_a_tool_call() -> None:

@@ -42,8 +42,9 @@ FINAL = "final_answer"
 _DESCRIPTION_CHARS = 200
 
 
-def action_schema(tools: Sequence[ToolSpec]) -> dict[str, Any]:
-    """One step's JSON schema: a call of one of ``tools`` with its arguments, or the answer."""
+def action_schema(tools: Sequence[ToolSpec], *, final: bool = True) -> dict[str, Any]:
+    """One step's JSON schema: a call of one of ``tools`` with its arguments, or (``final``)
+    the answer."""
     options: list[dict[str, Any]] = [
         {
             "type": "object",
@@ -53,15 +54,27 @@ def action_schema(tools: Sequence[ToolSpec]) -> dict[str, Any]:
         }
         for t in tools
     ]
-    options.append(
-        {
-            "type": "object",
-            "properties": {"action": {"const": FINAL}, "answer": {"type": "string"}},
-            "required": ["action", "answer"],
-            "additionalProperties": False,
-        }
-    )
+    if final:
+        options.append(
+            {
+                "type": "object",
+                "properties": {"action": {"const": FINAL}, "answer": {"type": "string"}},
+                "required": ["action", "answer"],
+                "additionalProperties": False,
+            }
+        )
     return {"anyOf": options}
+
+
+def observed(messages: Sequence[Message]) -> bool:
+    """Whether a tool result follows the last user message (the turn has something to answer
+    from)."""
+    for m in reversed(messages):
+        if m.role == "tool":
+            return True
+        if m.role == "user":
+            return False
+    return False
 
 
 def _short(text: str) -> str:
@@ -139,7 +152,13 @@ def parse_action(text: str, finish: FinishReason) -> ChatResponse:
     action = data.get("action")
     if action == FINAL or not isinstance(action, str):
         return ChatResponse(content=str(data.get("answer", "")), finish_reason="stop")
-    args = data.get("arguments") if isinstance(data.get("arguments"), dict) else {}
+    raw = data.get("arguments")
+    # small models fill every optional argument: an empty one means "not given"
+    args = (
+        {k: v for k, v in raw.items() if v not in ("", [], {}, None)}
+        if isinstance(raw, dict)
+        else {}
+    )
     call = ToolCall(
         id=f"call_{uuid.uuid4().hex[:12]}",
         name=action,
@@ -162,6 +181,7 @@ class LlamaCppChatModel:
         max_tokens: int = 512,
         timeout: float = 300.0,
         seed: int = 0,
+        tool_first: bool = True,
     ) -> None:
         if importlib.util.find_spec("llama_cpp") is None:
             raise MissingExtra("llama-cpp-python", "local", "ローカルの GGUF モデル")
@@ -174,6 +194,9 @@ class LlamaCppChatModel:
         self.max_tokens = max_tokens
         self.timeout = timeout
         self.seed = seed
+        self.tool_first = tool_first
+        """With tools, the first step of a turn must call one (no ``final_answer`` before an
+        observation): a small model otherwise answers from nothing and invents."""
         self._llm: Any = None
         self._lock = threading.Lock()
         self._endpoint = Endpoint("llamacpp", self.path.stem, str(self.path), 0)
@@ -213,7 +236,8 @@ class LlamaCppChatModel:
         json_schema: dict[str, Any] | None = None,
         on_text: TextCallback | None = None,
     ) -> ChatResponse:
-        schema = action_schema(tools) if tools else json_schema
+        final = not self.tool_first or observed(messages)
+        schema = action_schema(tools, final=final) if tools else json_schema
         fmt = {"type": "json_object", "schema": schema} if schema is not None else None
         temp = temperature if temperature is not None else self.temperature
         limit = timeout if timeout is not None else self.timeout
