@@ -111,3 +111,65 @@ def test_a_language_model_answer_shows_its_draft_and_reflection(live, watched, m
         assert "tool_call" in kinds and "critique" in kinds
         assert bot.locator(".cites a").first.get_attribute("href") == "/records/manuals/hygiene"
     watched.assert_clean(live.base_url)
+
+
+def test_events_are_shown_while_the_turn_is_still_running(live, watched, monkeypatch):
+    """The fake model holds its second reply until the test has seen the tool call on the page:
+    the events are rendered from the stream as they happen, before the answer exists."""
+    import json
+    import threading
+
+    from tansaku.testing import FakeOpenAIServer, Reply
+
+    release = threading.Event()
+    answer = "手洗いの手順はマニュアルにあります[1]。"
+    calls = {"n": 0}
+
+    def handler(turn):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            release.wait(60)
+            return Reply.say("回答: " + answer)
+        return Reply.say(
+            json.dumps({"critique": "問題なし", "status": "answered", "answer": answer})
+        )
+
+    with FakeOpenAIServer(api_key="sk-ui-test", model="gpt-4o-mini", handler=handler) as srv:
+        srv.script(Reply.call("search_manual", {"query": "手洗い"}))
+        monkeypatch.setenv("TANSAKU_LLM_PROVIDER", "openai")
+        monkeypatch.setenv("TANSAKU_LLM_BASE_URL", srv.base_url)
+        monkeypatch.setenv("TANSAKU_LLM_MODEL", "gpt-4o-mini")
+        monkeypatch.setenv("TANSAKU_LLM_API_KEY", "sk-ui-test")
+        page = watched.page
+        page.goto(live.base_url + "/chat")
+        page.click("#new-conversation")
+        page.fill("#question", "手洗いの手順は?")
+        page.click("#send")
+        page.wait_for_selector(".msg-bot .trace [data-type=tool_call]")
+        try:
+            assert page.locator(".msg-bot .answer.pending").count() == 1
+            assert page.locator(".msg-bot .rate").count() == 0
+        finally:
+            release.set()
+        page.wait_for_selector(".msg-bot .rate")
+        assert page.locator(".msg-bot .answer").inner_text() == answer
+    watched.assert_clean(live.base_url)
+
+
+def test_the_conversation_continues_and_survives_a_reload(live, watched):
+    page = watched.page
+    page.goto(live.base_url + "/chat")
+    page.click("#new-conversation")
+    ask(page, MANUAL_QUESTION)
+    page.reload()
+    page.wait_for_selector(".msg-bot .rate")
+    assert page.locator(".msg-user").all_inner_texts() == [MANUAL_QUESTION]
+    assert page.locator("#conversation-label").inner_text().startswith("会話 ")
+    ask(page, "帽子についてもう少し詳しく")
+    turns = page.evaluate("JSON.parse(sessionStorage.getItem('tansaku.chat')).turns")
+    ids = {t["final"]["conversation_id"] for t in turns}
+    assert len(turns) == 2 and len(ids) == 1
+    page.click("#new-conversation")
+    assert page.locator(".msg-user").count() == 0
+    assert page.locator("#conversation-label").inner_text() == ""
+    watched.assert_clean(live.base_url)
