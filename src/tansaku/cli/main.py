@@ -28,7 +28,6 @@ from tansaku.cli.common import (
     out,
 )
 from tansaku.cli.common import connect as _connect
-from tansaku.cli.common import progress_bar as _progress_bar
 from tansaku.errors import InvalidRequest, TansakuError
 from tansaku.search.limits import MAX_TOP_K
 from tansaku.workspace import DEFAULT_TEAM, Workspace
@@ -127,39 +126,28 @@ def ingest(
     as_json: JsonOpt = False,
     home: HomeOpt = None,
 ) -> None:
-    """ファイルやフォルダをコレクションに取り込む(変更のない内容は再埋め込みしない)。"""
+    """ファイルやフォルダをコレクションに取り込む(変更のない内容は再埋め込みしない)。
+
+    読み込み・埋め込み・書き込みを並行して進め、進み具合(文書/秒・チャンク/秒・残り時間)を
+    表示する。途中で止まっても(kill -9 でも)、もう一度実行すれば続きから取り込む。"""
     from tansaku.ingest.pipeline import write_audit
 
     try:
-        with _connect(home) as ts, _progress_bar() as bar:
-            tasks: dict[str, Any] = {}
-
-            def progress(stage: str, done: int, total: int) -> None:
-                label = {
-                    "load": "読み込み",
-                    "analyze": "形態素解析",
-                    "embed": "埋め込み",
-                    "write": "書き込み",
-                    "units": "文単位の索引",
-                    "index": "索引の構築",
-                }.get(stage, stage)
-                if stage not in tasks:
-                    tasks[stage] = bar.add_task(label, total=total, rate="")
-                task = bar.tasks[tasks[stage]]
-                rate = f"{task.speed:.1f} 件/秒" if task.speed else ""
-                bar.update(tasks[stage], completed=done, total=total, rate=rate)
-
-            report = ts.ingest(
-                paths,
-                collection=collection,
-                team=team,
-                config=config,
-                sync=sync,
-                dry_run=dry_run,
-                progress=None if as_json else progress,
-                on_wait=lambda message: err.print(f"[yellow]{message}[/]"),
-                follow_symlinks=follow_symlinks,
-            )
+        with _ingest_client(home) as ts:
+            if dry_run:
+                report = ts.ingest(
+                    paths,
+                    collection=collection,
+                    team=team,
+                    config=config,
+                    sync=sync,
+                    dry_run=True,
+                    follow_symlinks=follow_symlinks,
+                )
+            else:
+                report = _bulk(
+                    ts, paths, collection, team, config, sync, follow_symlinks, audit, as_json
+                )
             audit_path = audit
             if dry_run and audit_path is None:
                 audit_path = ts.workspace.logs_dir / f"ingest-audit-{collection}.jsonl"
@@ -178,6 +166,89 @@ def ingest(
             out.print(f"監査ログ: {audit_path}")
     if report.failed:
         raise typer.Exit(1)
+
+
+def _ingest_client(home: Path | None) -> Any:
+    """The workspace with its configured embedder (``[embedder]`` in tansaku.toml or
+    ``TANSAKU_EMBED*``; the bundled model when none is configured)."""
+    import tansaku
+    from tansaku.embed import load_embedder
+
+    return tansaku.connect(home, embedder=load_embedder(home))
+
+
+_INGEST_STAGES = {
+    "load": "読み込み",
+    "write": "取り込み",
+    "sync": "削除の反映",
+    "index": "索引の構築",
+}
+
+
+def _bulk(
+    ts: Any,
+    paths: list[Path],
+    collection: str,
+    team: str,
+    config: Path | None,
+    sync: bool,
+    follow_symlinks: bool,
+    audit: Path | None,
+    quiet: bool,
+) -> Any:
+    """``tansaku ingest`` as a bulk ingest, with one bar over the source bytes: documents and
+    chunks per second, and the time left at the rate of the last seconds."""
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
+
+    from tansaku.ingest.bulk import BulkOptions, BulkProgress, bulk_ingest
+
+    def clock(seconds: float | None) -> str:
+        if seconds is None:
+            return "残り --:--"
+        s = int(seconds + 0.5)
+        return (
+            f"残り {s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+            if s >= 3600
+            else (f"残り {s // 60:02d}:{s % 60:02d}")
+        )
+
+    bar = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TextColumn("{task.fields[counts]}"),
+        TextColumn("{task.fields[rate]}"),
+        TextColumn("{task.fields[eta]}"),
+        console=err,
+        transient=True,
+        disable=quiet,
+    )
+    task = bar.add_task("取り込み", total=None, counts="", rate="", eta="")
+
+    def show(p: BulkProgress) -> None:
+        bar.update(
+            task,
+            description=_INGEST_STAGES.get(p.stage, p.stage),
+            total=max(p.bytes_total, 1),
+            completed=p.bytes_done,
+            counts=f"{p.documents:,} 文書 / {p.chunks:,} チャンク",
+            rate=f"{p.docs_per_s:,.1f} 文書/秒 · {p.chunks_per_s:,.1f} チャンク/秒",
+            eta=clock(p.eta_s),
+        )
+
+    with bar:
+        return bulk_ingest(
+            ts,
+            paths,
+            collection=collection,
+            team=team,
+            config=config,
+            sync=sync,
+            on_progress=show,
+            on_wait=lambda message: err.print(f"[yellow]{message}[/]"),
+            follow_symlinks=follow_symlinks,
+            options=BulkOptions(collect_audit=audit is not None),
+        )
 
 
 def _parse_date(value: str | None, option: str) -> date | None:
