@@ -3,11 +3,12 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
+PORT ?= 8000
 export PYTHONUTF8 := 1
 
 .DEFAULT_GOAL := help
 
-.PHONY: help install test test-unit lint fmt typecheck bench bench-cards bench-peers bench-scale bench-analysis demo run clean
+.PHONY: help install test test-unit lint fmt typecheck demo-build bench bench-cards bench-peers bench-scale bench-analysis demo run clean
 
 help: ## show this help
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-11s %s\n", $$1, $$2}'
@@ -60,7 +61,11 @@ bench-analysis: $(STAMP) ## jsquad-ir error analysis, engine sweep and the merge
 	$(BIN)/python bench/jsquad_analysis.py merged --target 520
 	$(BIN)/python bench/jsquad_analysis.py check
 
-demo: $(STAMP) ## build the demo workspace from examples/ and run sample searches
+demo: $(STAMP) ## build the demo workspace from examples/, show sample searches, then serve the web UI
+	$(BIN)/tansaku demo
+	$(BIN)/tansaku serve --host 127.0.0.1 --port $(PORT)
+
+demo-build: $(STAMP) ## build the demo workspace and show sample searches (no server)
 	$(BIN)/tansaku demo
 
 run: demo ## alias of demo
