@@ -42,6 +42,7 @@ BODIES: dict[str, dict[str, object]] = {
     "/api/sql": {"sql": "SELECT 1", "tool": "sql"},
     "/api/ask": {"question": "開店準備は?", "collections": {"reports": "manuals"}},
     "/api/feedback": {"query_id": "x", "rating": 1, "reason": "理由"},
+    "/api/qa/generate": {"source": "manuals", "target": "manuals_qa", "per_chunk": 2, "limit": 1},
 }
 GETS = [
     "/api/collections/{v}/records",

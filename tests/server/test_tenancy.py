@@ -44,6 +44,7 @@ def test_alpha_cannot_reach_betas_data_on_any_route(live):
             "feedback": alpha.post("/api/feedback", json={"query_id": beta_qid, "rating": -1}),
             "job": alpha.get(f"/api/jobs/{beta_job.id}"),
             "resolve": alpha.post(f"/api/unanswered/{unanswered.id}/resolve", json={}),
+            "qa": alpha.post("/api/qa/generate", json={"source": "secret", "target": "x_qa"}),
         }
         for name, r in checks.items():
             assert r.status_code == 404, (name, r.text)

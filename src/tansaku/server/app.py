@@ -39,6 +39,7 @@ from tansaku.server.routes import (
     feedback,
     health,
     ingest,
+    qa,
     search,
     tables,
     unanswered,
@@ -56,6 +57,7 @@ ROUTERS = (
     ask,
     conversations,
     ingest,
+    qa,
     feedback,
     unanswered,
 )

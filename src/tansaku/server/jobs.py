@@ -41,6 +41,8 @@ class Job:
     team: str
     collection: str
     files: list[str] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+    """What the job was asked to do, besides its files (Q/A: source, target, per_chunk …)."""
     status: JobStatus = "queued"
     created_at: str = field(default_factory=_now)
     started_at: str | None = None
@@ -59,6 +61,7 @@ class Job:
             "collection": self.collection,
             "status": self.status,
             "files": list(self.files),
+            "params": dict(self.params),
             "created_at": self.created_at,
             "started_at": self.started_at,
             "finished_at": self.finished_at,
@@ -82,12 +85,22 @@ class JobRunner:
         self.collection_locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
 
-    def submit(self, *, kind: str, team: str, collection: str, files: list[str], work: Work) -> Job:
+    def submit(
+        self,
+        *,
+        kind: str,
+        team: str,
+        collection: str,
+        files: list[str],
+        work: Work,
+        params: dict[str, Any] | None = None,
+    ) -> Job:
         job_id = uuid.uuid4().hex
+        extra = dict(params or {})
         if self.store is not None:
-            params = {"files": files}
-            job_id = self.store.create(team, kind, collection=collection, params=params).id
-        job = Job(id=job_id, kind=kind, team=team, collection=collection, files=files)
+            saved = {**extra, "files": files}
+            job_id = self.store.create(team, kind, collection=collection, params=saved).id
+        job = Job(id=job_id, kind=kind, team=team, collection=collection, files=files, params=extra)
         with self._lock:
             self._jobs[job.id] = job
             self._forget_old()
@@ -116,6 +129,7 @@ class JobRunner:
             "collection": record.collection,
             "status": record.status,
             "files": list(record.params.get("files", [])),
+            "params": {k: v for k, v in record.params.items() if k != "files"},
             "created_at": record.created_at.isoformat(),
             "finished_at": record.updated_at.isoformat() if record.finished else None,
             "stage": saved.get("stage"),
