@@ -70,8 +70,10 @@ def test_qa_page_offers_the_cli_command(live, watched):
     page = watched.page
     page.goto(live.base_url + "/qa")
     page.wait_for_function("() => document.getElementById('target').value !== ''")
+    assert page.locator("#target").input_value() == page.locator("#source").input_value() + "_qa"
     page.fill("#target", "manuals_qa")
     page.fill("#limit", "5")
+    page.click("#cli-mode summary")
     command = page.locator("#command").inner_text()
     assert command.startswith("tansaku qa generate --from ")
     assert command.endswith("--into manuals_qa --limit 5")

@@ -1,14 +1,20 @@
-// Q/A生成: the form builds the `tansaku qa generate` command; when the server offers
-// POST /api/qa/generate (seen in /openapi.json) the page starts it as a job and follows it.
+// Q/A生成: POST /api/qa/generate starts the server's job ({"source", "target", "per_chunk",
+// "limit"}); the page follows GET /api/jobs/{id} (chunks done / total), then links the Q&A
+// collection to the search test page. The equivalent `tansaku qa generate` command is offered too.
 import { api, clear, el, loadCollections, num, showError, sleep, toast } from "./api.js";
 
 const ROUTE = "/api/qa/generate";
+const STATUS = { queued: "待機中", running: "生成中", done: "完了", failed: "失敗" };
+const form = document.getElementById("qa-form");
 const source = document.getElementById("source");
 const target = document.getElementById("target");
 const perChunk = document.getElementById("per-chunk");
 const limit = document.getElementById("limit");
+const start = document.getElementById("start");
 const command = document.getElementById("command");
-let serverJobs = false;
+const jobBox = document.getElementById("job");
+const resultBox = document.getElementById("job-result");
+let targetEdited = false;
 
 const quote = (s) => (/^[\w.\-/]+$/.test(s) ? s : `"${s.replace(/(["\\$`])/g, "\\$1")}"`);
 
@@ -20,55 +26,83 @@ function updateCommand() {
   command.textContent = parts.join(" ");
 }
 
-async function detectRoute() {
-  try {
-    const spec = await api("/openapi.json");
-    serverJobs = Boolean(spec.paths && spec.paths[ROUTE] && spec.paths[ROUTE].post);
-  } catch (_) {
-    serverJobs = false;
-  }
-  document.getElementById("server-mode").classList.toggle("hidden", !serverJobs);
-  if (serverJobs) {
-    document.getElementById("qa-note").textContent = "サーバーのジョブとして生成できます。CLI で実行する場合のコマンド:";
-  }
+function summary(r) {
+  const ing = r.ingested || {};
+  return [
+    el("p", { class: "summary" },
+      `「${r.source}」→「${r.target}」: ${num(r.chunks)} チャンク(今回生成 ${num(r.generated)}、`
+      + `生成済み ${num(r.skipped)}、失敗 ${num((r.failed || []).length)})、ペア ${num(r.pairs)} 件`),
+    el("p", { class: "small muted" },
+      `登録: 追加 ${num(ing.inserted)}・更新 ${num(ing.updated)}・変更なし ${num(ing.unchanged)} レコード(モデル ${r.model || "—"})`),
+    el("p", { class: "row" },
+      el("a", { class: "button", id: "try-search", href: `/search?collection=${encodeURIComponent(r.target)}` }, "検索テストで確かめる"),
+      el("a", { href: `/collections?name=${encodeURIComponent(r.target)}` }, "レコードを見る")),
+  ];
 }
 
 function renderJob(job) {
   document.getElementById("job-id").textContent = String(job.id).slice(0, 12);
-  document.getElementById("job-status").textContent = `${job.status} — ${job.stage || ""}`;
+  const params = job.params || {};
+  document.getElementById("job-status").textContent =
+    `${STATUS[job.status] || job.status} — 「${params.source || "?"}」から「${job.collection}」へ`;
+  const p = (job.progress || {}).generate;
   const bar = document.getElementById("job-bar");
-  const p = Object.values(job.progress || {}).pop();
+  const count = document.getElementById("job-count");
+  count.firstChild.textContent = p ? `チャンク ${num(p.done)} / ${num(p.total)}` : "チャンク —";
   if (p) { bar.max = Math.max(1, p.total); bar.value = p.done; }
-  const result = clear(document.getElementById("job-result"));
-  if (job.error) result.append(el("p", { class: "error" }, job.error));
-  if (job.result) result.append(el("pre", { class: "light" }, JSON.stringify(job.result, null, 2)));
+  clear(resultBox);
+  if (job.error) {
+    resultBox.append(el("p", { class: "error", role: "alert" }, job.error),
+      el("p", { class: "small muted" }, "同じ条件でもう一度開始すると、生成済みのチャンクを飛ばして続きから生成します。"));
+  }
+  if (job.result) resultBox.append(...summary(job.result));
+  const failures = job.failures || [];
+  if (failures.length) {
+    resultBox.append(
+      el("h3", { class: "ng" }, `生成できなかったチャンク(${num(failures.length)})`),
+      el("ul", { class: "failures" }, failures.slice(0, 50).map((f) => el("li", {}, el("strong", {}, f.chunk_id || f.path || ""), ": ", f.reason || ""))),
+      el("p", { class: "small muted" }, "もう一度開始すると、これらのチャンクだけをモデルに頼み直します。"));
+  }
 }
 
-document.getElementById("qa-form").addEventListener("submit", async (event) => {
+async function follow(job) {
+  renderJob(job);
+  while (job.status === "queued" || job.status === "running") {
+    await sleep(700);
+    job = await api(`/api/jobs/${encodeURIComponent(job.id)}`);
+    renderJob(job);
+  }
+  const pairs = (job.result || {}).pairs || 0;
+  toast(job.status === "done" ? `生成が終わりました(${num(pairs)} ペア)` : "生成に失敗しました", job.status !== "done");
+}
+
+form.addEventListener("submit", async (event) => {
   event.preventDefault();
-  if (!serverJobs) return;
   const body = { source: source.value, target: target.value.trim(), per_chunk: Number(perChunk.value || 3) };
   if (limit.value) body.limit = Number(limit.value);
-  const box = document.getElementById("job");
-  box.classList.remove("hidden");
+  jobBox.classList.remove("hidden");
+  start.disabled = true;
   try {
-    let job = await api(ROUTE, { method: "POST", json: body });
-    renderJob(job);
-    while (job.status === "queued" || job.status === "running") {
-      await sleep(1000);
-      job = await api(`/api/jobs/${encodeURIComponent(job.id)}`);
-      renderJob(job);
-    }
-    toast(job.status === "done" ? `生成が終わりました(${num((job.result || {}).pairs || 0)} ペア)` : "生成に失敗しました", job.status !== "done");
+    await follow(await api(ROUTE, { method: "POST", json: body }));
   } catch (err) {
-    showError(document.getElementById("job-result"), err);
+    showError(resultBox, err);
+  } finally {
+    start.disabled = false;
   }
 });
 
-for (const input of [source, target, perChunk, limit]) input.addEventListener("input", updateCommand);
-loadCollections(source).then(() => {
+target.addEventListener("input", () => { targetEdited = target.value.trim() !== ""; });
+source.addEventListener("change", () => {
+  if (!targetEdited && source.value) target.value = `${source.value}_qa`;
+});
+for (const input of [source, target, perChunk, limit]) {
+  input.addEventListener("input", updateCommand);
+  input.addEventListener("change", updateCommand);
+}
+loadCollections(source).then((collections) => {
+  const wanted = new URLSearchParams(location.search).get("source");
+  if (wanted && collections.some((c) => c.name === wanted)) source.value = wanted;
   if (source.value && !target.value) target.value = `${source.value}_qa`;
   updateCommand();
-}).catch((err) => showError(document.getElementById("job-result"), err));
+}).catch((err) => { jobBox.classList.remove("hidden"); showError(resultBox, err); });
 updateCommand();
-detectRoute();
