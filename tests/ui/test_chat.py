@@ -173,3 +173,58 @@ def test_the_conversation_continues_and_survives_a_reload(live, watched):
     assert page.locator(".msg-user").count() == 0
     assert page.locator("#conversation-label").inner_text() == ""
     watched.assert_clean(live.base_url)
+
+
+def wait_rounds(page, conversation_id: str, rounds: int) -> None:
+    """Until the history lists ``conversation_id`` with ``rounds`` questions and answers."""
+    page.wait_for_function(
+        "([id, text]) => [...document.querySelectorAll('#history button')]"
+        ".some(b => b.dataset.id === id && b.textContent.includes(text))",
+        arg=[conversation_id, f"{rounds} 往復"],
+    )
+
+
+def test_past_conversations_are_listed_and_reopened(live, watched):
+    """The history panel lists the team's conversations (GET /api/conversations); opening one
+    in a fresh tab shows its turns with their citations, and a follow-up continues it."""
+    from .support import HOSTILE
+
+    page = watched.page
+    page.goto(live.base_url + "/chat")
+    page.click("#new-conversation")
+    ask(page, MANUAL_QUESTION)
+    ask(page, "帽子についてもう少し詳しく")
+    first = page.evaluate("JSON.parse(sessionStorage.getItem('tansaku.chat')).conversationId")
+    wait_rounds(page, first, 2)  # the list is fetched again after each answer
+    entry = page.locator(f"#history button[data-id='{first}']")
+    assert entry.get_attribute("aria-current") == "true"
+    assert entry.inner_text().startswith(MANUAL_QUESTION)
+    page.click("#new-conversation")
+    assert entry.get_attribute("aria-current") is None
+    hostile = f"{HOSTILE} の手順は?"
+    ask(page, hostile)
+    second = page.locator("#history button[aria-current=true]")
+    second.wait_for()
+    assert second.inner_text().startswith(hostile)  # shown as the characters it is
+    assert page.locator("#history li").first.inner_text().startswith(hostile)  # newest first
+
+    page.evaluate("sessionStorage.clear()")  # as a new tab: nothing of its own
+    page.reload()
+    assert page.locator(".msg-user").count() == 0
+    page.locator(f"#history button[data-id='{first}']").click()
+    page.wait_for_selector(".msg-bot .answer")
+    assert page.locator(".msg-user").all_inner_texts() == [
+        MANUAL_QUESTION,
+        "帽子についてもう少し詳しく",
+    ]
+    bot = page.locator(".msg-bot").first
+    assert "次の記述があります" in bot.locator(".answer").inner_text()
+    assert bot.locator(".cites a").first.get_attribute("href") == "/records/manuals/hygiene"
+    assert "履歴から開いた回答" in bot.locator(".rate").inner_text()
+    assert page.locator("#conversation-label").inner_text().startswith(f"会話 {first[:8]}")
+    ask(page, "マスクについても教えて")
+    turns = page.evaluate("JSON.parse(sessionStorage.getItem('tansaku.chat')).turns")
+    assert len(turns) == 3 and turns[-1]["final"]["conversation_id"] == first
+    wait_rounds(page, first, 3)
+    assert page.locator("#history li").first.locator("button").get_attribute("data-id") == first
+    watched.assert_clean(live.base_url)

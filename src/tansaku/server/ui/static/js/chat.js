@@ -1,7 +1,8 @@
 // エージェント対話: POST /api/ask as server-sent events read with fetch + ReadableStream;
 // thoughts and tool calls rendered live in a <details>, the reflection shown, citations linked
-// to their records, 👍/👎 through /api/feedback, the conversation kept per tab.
-import { api, append, clear, csrfToken, el, errorOf, recordHref, toast } from "./api.js";
+// to their records, 👍/👎 through /api/feedback, the conversation kept per tab; the team's past
+// conversations listed from GET /api/conversations and reopened from /api/conversations/{id}.
+import { api, append, clear, csrfToken, dateTime, el, errorOf, num, recordHref, toast } from "./api.js";
 
 const STORE_KEY = "tansaku.chat";
 const messages = document.getElementById("messages");
@@ -10,7 +11,9 @@ const question = document.getElementById("question");
 const send = document.getElementById("send");
 const picker = document.getElementById("collections");
 const convLabel = document.getElementById("conversation-label");
+const historyList = document.getElementById("history");
 const DEFAULT_ROLES = ["reports", "manuals"];
+const HISTORY_SHOWN = 30;
 
 let chat = loadChat();
 
@@ -59,6 +62,10 @@ function citationList(citations) {
 
 function ratingNode(turn) {
   const box = el("div", { class: "rate" });
+  if (turn.past) {
+    box.append(el("span", { class: "small muted" }, "履歴から開いた回答です(評価は回答した直後に送れます)"));
+    return box;
+  }
   if (!turn.queryId) {
     box.append(el("span", { class: "small muted" }, "この回答には評価用の ID がありません"));
     return box;
@@ -97,6 +104,7 @@ function botMessage(turn) {
   const reflection = el("div", { class: "reflection hidden" });
   const answer = el("div", { class: "answer pending" }, "考えています");
   const tail = el("div", {});
+  if (turn.past) trace.classList.add("hidden");  // the stored turn keeps no events
   node.append(trace, reflection, answer, tail);
   let count = 0;
   const update = {
@@ -208,6 +216,7 @@ async function askQuestion(text) {
     bot.update.error(err.message);
   } finally {
     saveChat();
+    loadHistory();
   }
 }
 
@@ -232,7 +241,64 @@ question.addEventListener("keydown", (event) => {
 document.getElementById("new-conversation").addEventListener("click", () => {
   chat = { conversationId: null, turns: [] };
   restore();
+  markCurrent();
 });
+
+/** The stored turns (user, assistant, user …) as the page's turns. */
+function pastTurns(conversationId, stored) {
+  const turns = [];
+  for (const t of stored) {
+    if (t.role === "user") {
+      turns.push({ question: t.text, events: [], final: null, queryId: null, rated: 0, past: true });
+    } else if (turns.length && !turns[turns.length - 1].final) {
+      turns[turns.length - 1].final = { answer: t.text, citations: t.citations || [], conversation_id: conversationId };
+    }
+  }
+  for (const t of turns) if (!t.final) t.error = "この質問への回答は記録されていません";
+  return turns;
+}
+
+async function openConversation(id) {
+  try {
+    const data = await api(`/api/conversations/${encodeURIComponent(id)}?limit=500`);
+    chat = { conversationId: data.conversation_id, turns: pastTurns(data.conversation_id, data.turns) };
+    restore();
+    markCurrent();
+    question.focus();
+  } catch (err) {
+    toast(err.message, true);
+    loadHistory();
+  }
+}
+
+function markCurrent() {
+  for (const button of historyList.querySelectorAll("button[data-id]")) {
+    const current = button.dataset.id === chat.conversationId;
+    button.classList.toggle("current", current);
+    if (current) button.setAttribute("aria-current", "true");
+    else button.removeAttribute("aria-current");
+  }
+}
+
+async function loadHistory() {
+  try {
+    const data = await api("/api/conversations");
+    clear(historyList);
+    const items = data.conversations || [];
+    if (!items.length) historyList.append(el("li", { class: "muted" }, "まだ会話がありません"));
+    for (const c of items.slice(0, HISTORY_SHOWN)) {
+      const title = c.title ? (c.title.length > 60 ? `${c.title.slice(0, 60)}…` : c.title) : "(質問なし)";
+      const button = el("button", { type: "button", "data-id": c.id, title: c.title || "" }, title,
+        el("span", { class: "when" }, `${num(Math.ceil(c.turns / 2))} 往復・${dateTime(c.updated_at)}`));
+      button.addEventListener("click", () => openConversation(c.id));
+      historyList.append(el("li", {}, button));
+    }
+    if (items.length > HISTORY_SHOWN) historyList.append(el("li", { class: "muted" }, `ほか ${num(items.length - HISTORY_SHOWN)} 件`));
+    markCurrent();
+  } catch (err) {
+    clear(historyList).append(el("li", { class: "error" }, err.message));
+  }
+}
 
 async function loadPicker() {
   try {
@@ -252,3 +318,4 @@ async function loadPicker() {
 
 restore();
 loadPicker();
+loadHistory();
