@@ -77,6 +77,16 @@ def _open_appdb(client: Tansaku) -> Any:
     return open_appdb(client.workspace.home)
 
 
+def _connect(source: str | Path | None) -> Tansaku:
+    """The workspace with its configured embedder (``[embedder]`` of its ``tansaku.toml`` or
+    ``TANSAKU_EMBED*``, as ``tansaku ingest`` uses; the bundled model when none is set), so
+    that queries are embedded by the model the collections were built with."""
+    from tansaku.backends import workspace_home
+    from tansaku.embed import load_embedder
+
+    return tansaku.connect(source, embedder=load_embedder(workspace_home(source)))
+
+
 def _warm_up(state: AppState) -> None:
     """Load the embedder before the first search needs it (``/healthz`` reports it)."""
     try:
@@ -97,7 +107,8 @@ def create_app(
     warm_up: bool = True,
     ui: bool = True,
 ) -> FastAPI:
-    """The app over ``source`` (a client, or a workspace folder; None: ``$TANSAKU_HOME``).
+    """The app over ``source`` (a client, or a workspace folder; None: ``$TANSAKU_HOME``,
+    opened with the workspace's configured embedder).
 
     ``appdb``: an opened ``tansaku.appdb.AppDB`` (default: the workspace's); ``keys``: the API
     keys (default: appdb's); ``ui``: add the web UI when ``tansaku.server.ui`` is installed.
@@ -105,7 +116,7 @@ def create_app(
     loopback and no API key exists."""
     settings = settings or ServerSettings()
     owns = not isinstance(source, Tansaku)
-    client = source if isinstance(source, Tansaku) else tansaku.connect(source)
+    client = source if isinstance(source, Tansaku) else _connect(source)
     try:
         db = appdb if appdb is not None else _open_appdb(client)
         keystore = keys if keys is not None else _appdb_keys(db)
