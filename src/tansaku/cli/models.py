@@ -77,7 +77,9 @@ def install(
     out.print(
         f"出典とライセンス: {model.path.parent / 'NOTICE.md'}", highlight=False, soft_wrap=True
     )
-    out.print(_how_to_use(name, model.path, target is None), highlight=False, markup=False)
+    out.print(
+        _how_to_use(name, model.path, target is None), highlight=False, markup=False, soft_wrap=True
+    )
 
 
 def _pip_line(line: str) -> None:
