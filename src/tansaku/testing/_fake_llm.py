@@ -10,12 +10,12 @@ A protocol module (:mod:`~tansaku.testing.fake_openai_server`,
 from __future__ import annotations
 
 import json
-import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
+
+from tansaku.testing._http_fake import HTTPFake, Response
 
 FakeRole = Literal["system", "user", "assistant", "tool"]
 
@@ -139,18 +139,6 @@ class FakeRequest:
     """The chat request as understood (None when it was rejected)."""
 
 
-Response = tuple[int, dict[str, str], bytes | Iterable[bytes]]
-
-
-def json_response(status: int, payload: Any, headers: Mapping[str, str] | None = None) -> Response:
-    data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-    return status, {"Content-Type": "application/json", **(headers or {})}, data
-
-
-def sse(payload: Any) -> bytes:
-    return b"data: " + json.dumps(payload, ensure_ascii=False).encode("utf-8") + b"\n\n"
-
-
 def fragments(text: str, size: int = 4) -> list[str]:
     """``text`` cut in pieces of ``size`` characters (how a streamed reply arrives)."""
     return [text[i : i + size] for i in range(0, len(text), size)] if text else []
@@ -161,7 +149,7 @@ def count_tokens(text: str) -> int:
     return (len(text) + 1) // 2
 
 
-class FakeChatServer:
+class FakeChatServer(HTTPFake[FakeRequest]):
     """A chat-model server on 127.0.0.1 (ephemeral port) in a background thread, answering from
     a script: a queue of :class:`Reply` (``script(...)``), else ``handler(turn)``."""
 
@@ -175,15 +163,11 @@ class FakeChatServer:
         api_key: str | None = None,
         model: str = "fake-model",
     ) -> None:
+        super().__init__()
         self.handler = handler
         self.api_key = api_key
         self.model = model
         self._replies: deque[Reply] = deque(replies)
-        self._requests: list[FakeRequest] = []
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # -- script ---------------------------------------------------------------------------------
 
@@ -204,56 +188,6 @@ class FakeChatServer:
                 return self._replies.popleft()
         return self.handler(turn) if self.handler is not None else None
 
-    def wait(self, seconds: float) -> bool:
-        """Sleep (woken early when the server closes); True when it is closing."""
-        return seconds > 0 and self._stop.wait(seconds)
-
-    # -- lifecycle ------------------------------------------------------------------------------
-
-    def start(self) -> FakeChatServer:
-        if self._httpd is None:
-            self._stop.clear()
-            self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
-            self._httpd.fake = self
-            self._thread = threading.Thread(
-                target=self._httpd.serve_forever,
-                kwargs={"poll_interval": 0.01},
-                name=type(self).__name__,
-                daemon=True,
-            )
-            self._thread.start()
-        return self
-
-    def close(self) -> None:
-        if self._httpd is None:
-            return
-        self._stop.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join()
-        self._httpd = None
-        self._thread = None
-
-    def __enter__(self) -> Any:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @property
-    def url(self) -> str:
-        """``http://127.0.0.1:PORT`` (no trailing slash)."""
-        if self._httpd is None:
-            raise RuntimeError(f"{type(self).__name__} is not running: use `with` or start()")
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
-
-    @property
-    def requests(self) -> list[FakeRequest]:
-        """Every request received so far, oldest first (a copy)."""
-        with self._lock:
-            return list(self._requests)
-
     @property
     def turns(self) -> list[ChatTurn]:
         """The chat requests that were understood, oldest first."""
@@ -265,11 +199,6 @@ class FakeChatServer:
             self._replies.clear()
 
     # -- handling -------------------------------------------------------------------------------
-
-    def _record(self, request: FakeRequest) -> int:
-        with self._lock:
-            self._requests.append(request)
-            return len(self._requests) - 1
 
     def _understood(self, index: int, turn: ChatTurn) -> None:
         with self._lock:
@@ -293,55 +222,6 @@ class FakeChatServer:
             body: Any = json.loads(raw.decode("utf-8")) if raw else None
         except (UnicodeDecodeError, ValueError):
             body = None
-        request = FakeRequest(method, path, dict(query), dict(headers), body)
+        lowered = {k.lower(): v for k, v in headers.items()}
+        request = FakeRequest(method, path, dict(query), lowered, body)
         return self._route(method, request, self._record(request))
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    fake: FakeChatServer
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that gave up (timeout) is expected
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _HTTPServer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _dispatch(self, method: str) -> None:
-        path, _, qs = self.path.partition("?")
-        query = {k: v for k, _, v in (p.partition("=") for p in qs.split("&") if p)}
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length > 0 else b""
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        status, out_headers, data = self.server.fake.handle(method, path, query, headers, raw)
-        try:
-            self.send_response(status)
-            self.send_header("Server", self.server.fake.server_name)
-            for key, value in out_headers.items():
-                self.send_header(key, value)
-            if isinstance(data, bytes):
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-                return
-            self.send_header("Connection", "close")  # the body ends when the stream closes
-            self.end_headers()
-            for chunk in _chunks(data):
-                self.wfile.write(chunk)
-                self.wfile.flush()
-        except OSError:
-            pass  # the client timed out and closed the connection
-
-    def do_GET(self) -> None:
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:
-        self._dispatch("POST")
-
-
-def _chunks(data: Iterable[bytes]) -> Iterator[bytes]:
-    yield from data

@@ -45,14 +45,12 @@ from typing import Any
 
 import numpy as np
 
+from tansaku.testing._http_fake import HTTPFake, Response, json_response
 from tansaku.testing.fake_embedding_wire import (
     GEMINI_PATH,
-    FakeHandler,
-    FakeHTTPServer,
     Reject,
     fake_vector,
     gemini_error,
-    json_response,
     openai_error,
     parse_gemini,
     parse_openai,
@@ -91,11 +89,15 @@ class FakeRequest:
     """The input texts, when the body could be parsed."""
 
 
-class FakeEmbeddingServer:
+class FakeEmbeddingServer(HTTPFake[FakeRequest]):
     """An embedding server on 127.0.0.1 (ephemeral port) in a background thread.
 
     Use it as a context manager, or call :meth:`start` and :meth:`close`.
     """
+
+    server_name = "FakeEmbedding/1.0"
+    keep_alive = True  # as the SDKs' connection pools expect
+    request_queue_size = 64
 
     def __init__(
         self,
@@ -112,6 +114,7 @@ class FakeEmbeddingServer:
             raise ValueError(f"dim must be positive, not {dim!r}")
         if rate is not None and rate <= 0:
             raise ValueError(f"rate must be positive texts per second, not {rate!r}")
+        super().__init__()
         self.dim = dim
         self.api_key = api_key
         self.max_batch = max_batch
@@ -124,58 +127,13 @@ class FakeEmbeddingServer:
         """Seconds the simulated device spent embedding (with ``rate``)."""
         self.overruns = 0
         self._faults: deque[Fault] = deque()
-        self._requests: list[FakeRequest] = []
         self._in_flight = 0
         self.gather = 0
         """Hold requests until this many are in flight at once (then never again; at most 5 s):
         makes concurrency tests independent of thread timing."""
         self.max_in_flight = 0
-        self._lock = threading.Lock()
         self._peers = threading.Condition(self._lock)
         self._device = threading.Lock()
-        self._stop = threading.Event()
-        self._httpd: FakeHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # -- lifecycle ------------------------------------------------------------------------------
-
-    def start(self) -> FakeEmbeddingServer:
-        if self._httpd is None:
-            self._stop.clear()
-            self._httpd = FakeHTTPServer(("127.0.0.1", 0), FakeHandler)
-            self._httpd.fake = self
-            self._thread = threading.Thread(
-                target=self._httpd.serve_forever,
-                kwargs={"poll_interval": 0.01},
-                name="fake-embedding-server",
-                daemon=True,
-            )
-            self._thread.start()
-        return self
-
-    def close(self) -> None:
-        if self._httpd is None:
-            return
-        self._stop.set()  # wakes handlers sleeping in a delay
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join()
-        self._httpd = None
-        self._thread = None
-
-    def __enter__(self) -> FakeEmbeddingServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @property
-    def url(self) -> str:
-        """``http://127.0.0.1:PORT`` (no trailing slash; the OpenAI base URL is ``url + "/v1"``)."""
-        if self._httpd is None:
-            raise RuntimeError("FakeEmbeddingServer is not running: use `with` or call start()")
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
 
     # -- scripting and records ------------------------------------------------------------------
 
@@ -183,12 +141,6 @@ class FakeEmbeddingServer:
         """Queue faults: each of the next requests to an embedding path takes one, in order."""
         with self._lock:
             self._faults.extend(faults)
-
-    @property
-    def requests(self) -> list[FakeRequest]:
-        """Every request received so far, oldest first (a copy)."""
-        with self._lock:
-            return list(self._requests)
 
     @property
     def embedding_requests(self) -> list[FakeRequest]:
@@ -218,9 +170,27 @@ class FakeEmbeddingServer:
 
     # -- handling -------------------------------------------------------------------------------
 
-    def _respond(
-        self, path: str, headers: Mapping[str, str], raw: bytes
-    ) -> tuple[int, bytes, dict[str, str]]:
+    def handle(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, str],
+        headers: Mapping[str, str],
+        raw: bytes,
+    ) -> Response:
+        path = path.rstrip("/") or "/"
+        if method == "GET" and path == "/health":
+            return json_response(200, {"status": "ok"})
+        if method == "GET" and path == "/stats":
+            return json_response(200, self.stats())
+        if method == "GET":
+            return json_response(404, {"error": {"message": "Not Found"}})
+        if path == "/reset":
+            self.reset()
+            return json_response(200, self.stats())
+        return self._respond(path, headers, raw)
+
+    def _respond(self, path: str, headers: Mapping[str, str], raw: bytes) -> Response:
         gemini = GEMINI_PATH.match(path)
         protocol = "openai" if path == "/v1/embeddings" else "gemini" if gemini else ""
         try:
@@ -242,24 +212,17 @@ class FakeEmbeddingServer:
             elif protocol:
                 result = self._openai(headers, body, fault)
             else:
-                self._record(path, "", headers, body, [])
+                self._note(path, "", headers, body, [])
                 result = json_response(404, {"error": {"message": f"no route for {path}"}})
         finally:
             with self._lock:
                 self._in_flight -= 1
         return result
 
-    def _record(
+    def _note(
         self, path: str, protocol: str, headers: Mapping[str, str], body: Any, texts: Sequence[str]
     ) -> None:
-        with self._lock:
-            self._requests.append(
-                FakeRequest("POST", path, protocol, dict(headers), body, tuple(texts))
-            )
-
-    def _wait(self, seconds: float) -> None:
-        if seconds > 0:
-            self._stop.wait(seconds)
+        self._record(FakeRequest("POST", path, protocol, dict(headers), body, tuple(texts)))
 
     def _vectors(
         self, texts: Sequence[str], dims: Sequence[int | None], fault: Fault
@@ -267,7 +230,7 @@ class FakeEmbeddingServer:
         """The batch's vectors. With ``rate``, computed while holding the one simulated device
         for ``len(texts) / rate`` seconds in all (a batch the fake cannot compute that fast
         counts in ``overruns``: then the fake, not the client, set the pace)."""
-        self._wait(self.latency_s)
+        self.wait(self.latency_s)
 
         def compute() -> list[np.ndarray]:
             return [
@@ -283,7 +246,7 @@ class FakeEmbeddingServer:
                 out = compute()
                 due = len(texts) / self.rate
                 spent = time.perf_counter() - start
-                self._wait(due - spent)
+                self.wait(due - spent)
                 with self._lock:
                     self.busy_s += time.perf_counter() - start
                     self.overruns += int(spent > due)
@@ -291,16 +254,14 @@ class FakeEmbeddingServer:
             self.texts_embedded += len(texts)
         return out[: max(len(out) - fault.drop, 0)]
 
-    def _openai(
-        self, headers: Mapping[str, str], body: Any, fault: Fault
-    ) -> tuple[int, bytes, dict[str, str]]:
+    def _openai(self, headers: Mapping[str, str], body: Any, fault: Fault) -> Response:
         try:
             model, texts, dims, fmt = parse_openai(body)
         except Reject as bad:
-            self._record("/v1/embeddings", "openai", headers, body, [])
+            self._note("/v1/embeddings", "openai", headers, body, [])
             return json_response(bad.status, openai_error(bad.status, bad.message))
-        self._record("/v1/embeddings", "openai", headers, body, texts)
-        self._wait(max(self.delay_s, fault.delay_s))
+        self._note("/v1/embeddings", "openai", headers, body, texts)
+        self.wait(max(self.delay_s, fault.delay_s))
         auth = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
         if self.api_key is not None and auth != f"Bearer {self.api_key}":
             return json_response(401, openai_error(401, "Incorrect API key provided."))
@@ -332,15 +293,15 @@ class FakeEmbeddingServer:
 
     def _gemini(
         self, model: str, method: str, headers: Mapping[str, str], body: Any, fault: Fault
-    ) -> tuple[int, bytes, dict[str, str]]:
+    ) -> Response:
         path = f"/v1beta/models/{model}:{method}"
         try:
             texts, dims = parse_gemini(method, model, body)
         except Reject as bad:
-            self._record(path, "gemini", headers, body, [])
+            self._note(path, "gemini", headers, body, [])
             return json_response(bad.status, gemini_error(bad.status, bad.message))
-        self._record(path, "gemini", headers, body, texts)
-        self._wait(max(self.delay_s, fault.delay_s))
+        self._note(path, "gemini", headers, body, texts)
+        self.wait(max(self.delay_s, fault.delay_s))
         key = next((v for k, v in headers.items() if k.lower() == "x-goog-api-key"), "")
         if self.api_key is not None and key != self.api_key:
             message = "API key not valid. Please pass a valid API key."

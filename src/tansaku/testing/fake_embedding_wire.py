@@ -1,30 +1,20 @@
 """The wire formats the fake embedding server speaks: request parsing and error bodies as the
 OpenAI API (and TEI, vLLM, Infinity, Ollama) and the Gemini API shape them, and the fake's
-deterministic vectors and its HTTP handler. Used by :mod:`tansaku.testing.fake_embedding_server`.
+deterministic vectors. Used by :mod:`tansaku.testing.fake_embedding_server`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import unicodedata
-from collections.abc import Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import numpy as np
 
+from tansaku.testing._http_fake import GOOGLE_STATUS
+
 GEMINI_PATH = re.compile(r"^/v1(?:beta|alpha)?/models/([^/:]+):(batchEmbedContents|embedContent)$")
-_GEMINI_STATUS = {
-    400: "INVALID_ARGUMENT",
-    401: "UNAUTHENTICATED",
-    403: "PERMISSION_DENIED",
-    404: "NOT_FOUND",
-    429: "RESOURCE_EXHAUSTED",
-    500: "INTERNAL",
-    503: "UNAVAILABLE",
-}
 
 
 def _bigrams(text: str) -> list[str]:
@@ -66,7 +56,7 @@ def gemini_error(status: int, message: str, retry_after: float | None = None) ->
     error: dict[str, Any] = {
         "code": status,
         "message": message,
-        "status": _GEMINI_STATUS.get(status, "UNKNOWN"),
+        "status": GOOGLE_STATUS.get(status, "UNKNOWN"),
     }
     if retry_after is not None:
         error["details"] = [
@@ -130,63 +120,3 @@ def parse_gemini(method: str, model: str, body: Any) -> tuple[list[str], list[in
         texts.append(_gemini_text(req.get("content")))
         dims.append(dim)
     return texts, dims
-
-
-# -- HTTP plumbing ------------------------------------------------------------------------------
-
-
-def json_response(
-    status: int, payload: Any, headers: Mapping[str, str] | None = None
-) -> tuple[int, bytes, dict[str, str]]:
-    data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-    return status, data, {"Content-Type": "application/json", **(headers or {})}
-
-
-class FakeHTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 64
-    fake: Any  # the FakeEmbeddingServer: _respond(path, headers, raw), stats(), reset()
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that gave up (timeout) is expected; nothing to report
-
-
-class FakeHandler(BaseHTTPRequestHandler):
-    server: FakeHTTPServer
-    server_version = "FakeEmbedding/1.0"
-    protocol_version = "HTTP/1.1"  # keep-alive, as the SDKs' connection pools expect
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _path(self) -> str:
-        return self.path.split("?", 1)[0].rstrip("/") or "/"
-
-    def _write(self, status: int, data: bytes, headers: Mapping[str, str]) -> None:
-        try:
-            self.send_response(status)
-            for key, value in headers.items():
-                self.send_header(key, value)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except OSError:
-            self.close_connection = True  # the client timed out and closed the connection
-
-    def do_GET(self) -> None:
-        if self._path() == "/health":
-            self._write(*json_response(200, {"status": "ok"}))
-        elif self._path() == "/stats":
-            self._write(*json_response(200, self.server.fake.stats()))
-        else:
-            self._write(*json_response(404, {"error": {"message": "Not Found"}}))
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length > 0 else b""
-        headers = {k: v for k, v in self.headers.items()}
-        if self._path() == "/reset":
-            self.server.fake.reset()
-            self._write(*json_response(200, self.server.fake.stats()))
-            return
-        self._write(*self.server.fake._respond(self._path(), headers, raw))

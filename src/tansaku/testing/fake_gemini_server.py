@@ -36,28 +36,16 @@ from tansaku.testing._fake_llm import (
     FakeMessage,
     FakeRequest,
     Reply,
-    Response,
     ScriptedCall,
     count_tokens,
     fragments,
-    json_response,
-    sse,
 )
+from tansaku.testing._http_fake import GOOGLE_STATUS, Response, json_response, sse
 
 _PATH = re.compile(
     r"^/(v1|v1beta|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent)$"
 )
 _NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$")
-_STATUS = {
-    400: "INVALID_ARGUMENT",
-    401: "UNAUTHENTICATED",
-    403: "PERMISSION_DENIED",
-    404: "NOT_FOUND",
-    429: "RESOURCE_EXHAUSTED",
-    500: "INTERNAL",
-    503: "UNAVAILABLE",
-    504: "DEADLINE_EXCEEDED",
-}
 
 
 class _Bad(Exception):
@@ -69,7 +57,12 @@ class _Bad(Exception):
 def _error(
     status: int, message: str, headers: Mapping[str, str] | None = None, **extra: Any
 ) -> Response:
-    body = {"code": status, "message": message, "status": _STATUS.get(status, "UNKNOWN"), **extra}
+    body = {
+        "code": status,
+        "message": message,
+        "status": GOOGLE_STATUS.get(status, "UNKNOWN"),
+        **extra,
+    }
     return json_response(status, {"error": body}, headers)
 
 

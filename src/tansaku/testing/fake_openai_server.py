@@ -35,13 +35,11 @@ from tansaku.testing._fake_llm import (
     FakeMessage,
     FakeRequest,
     Reply,
-    Response,
     ScriptedCall,
     count_tokens,
     fragments,
-    json_response,
-    sse,
 )
+from tansaku.testing._http_fake import Response, json_response, sse
 
 _ROLES = {
     "system": "system",

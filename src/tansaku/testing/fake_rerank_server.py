@@ -22,16 +22,17 @@ JSON of the wrong shape), ``bad_index`` (an index past the end) and ``duplicate_
 from __future__ import annotations
 
 import json
-import threading
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tansaku.testing._http_fake import HTTPFake, Response, json_response
 
 Scorer = Callable[[str, str], float]
 
 PROTOCOL_PATHS = {"/v2/rerank": "cohere", "/rerank": "tei", "/v1/rerank": "openai"}
+_NOT = {True: "Method Not Allowed", False: "Not Found"}
 
 
 def _bigrams(text: str) -> set[str]:
@@ -133,11 +134,13 @@ def _parse(protocol: str, body: Any) -> tuple[str, list[str], int | None]:
     return query, docs, top_n or None
 
 
-class FakeRerankServer:
+class FakeRerankServer(HTTPFake[FakeRequest]):
     """A rerank server on 127.0.0.1 (ephemeral port) in a background thread.
 
     Use it as a context manager, or call :meth:`start` and :meth:`close`.
     """
+
+    server_name = "FakeRerank/1.0"
 
     def __init__(
         self,
@@ -153,6 +156,7 @@ class FakeRerankServer:
     ) -> None:
         if malformed not in (False, True, "json", "shape"):
             raise ValueError(f'malformed must be False, True, "json" or "shape", not {malformed!r}')
+        super().__init__()
         self.scorer = scorer
         self.api_key = api_key
         self.model = model
@@ -161,57 +165,6 @@ class FakeRerankServer:
         self.malformed = malformed
         self.bad_index = bad_index
         self.duplicate_index = duplicate_index
-        self._requests: list[FakeRequest] = []
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # -- lifecycle ------------------------------------------------------------------------------
-
-    def start(self) -> FakeRerankServer:
-        if self._httpd is None:
-            self._stop.clear()
-            self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
-            self._httpd.fake = self
-            self._thread = threading.Thread(
-                target=self._httpd.serve_forever,
-                kwargs={"poll_interval": 0.01},
-                name="fake-rerank-server",
-                daemon=True,
-            )
-            self._thread.start()
-        return self
-
-    def close(self) -> None:
-        if self._httpd is None:
-            return
-        self._stop.set()  # wakes handlers sleeping in delay_s
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join()
-        self._httpd = None
-        self._thread = None
-
-    def __enter__(self) -> FakeRerankServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @property
-    def url(self) -> str:
-        """``http://127.0.0.1:PORT`` (no trailing slash)."""
-        if self._httpd is None:
-            raise RuntimeError("FakeRerankServer is not running: use `with` or call start()")
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
-
-    @property
-    def requests(self) -> list[FakeRequest]:
-        """Every request received so far, oldest first (a copy)."""
-        with self._lock:
-            return list(self._requests)
 
     def reset(self) -> None:
         with self._lock:
@@ -219,48 +172,63 @@ class FakeRerankServer:
 
     # -- handling -------------------------------------------------------------------------------
 
-    def _respond(
-        self, method: str, path: str, headers: Mapping[str, str], raw: bytes
-    ) -> tuple[int, bytes, dict[str, str]]:
+    def handle(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, str],
+        headers: Mapping[str, str],
+        raw: bytes,
+    ) -> Response:
+        path = path.rstrip("/") or "/"
+        if method == "GET" and path == "/health":
+            return json_response(200, {"status": "ok"})
+        if method == "GET":
+            known = path in PROTOCOL_PATHS
+            return json_response(405 if known else 404, {"detail": _NOT[known]})
         protocol = PROTOCOL_PATHS.get(path, "")
         try:
             body: Any = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
             body = None
-        with self._lock:
-            self._requests.append(FakeRequest(method, path, protocol, dict(headers), body))
+        self._record(FakeRequest(method, path, protocol, dict(headers), body))
         if not protocol:
-            return _json(404, {"detail": "Not Found"})
-        if self.delay_s > 0:
-            self._stop.wait(self.delay_s)
+            return json_response(404, {"detail": "Not Found"})
+        self.wait(self.delay_s)
         auth = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
         if self.api_key is not None and auth != f"Bearer {self.api_key}":
-            return _json(401, _error_body(protocol, 401, "invalid api token"))
+            return json_response(401, _error_body(protocol, 401, "invalid api token"))
         if self.status is not None and self.status >= 400:
             extra = {"Retry-After": "1"} if self.status == 429 else {}
             message = "too many requests" if self.status == 429 else "fake server error"
-            return _json(self.status, _error_body(protocol, self.status, message), extra)
+            return json_response(self.status, _error_body(protocol, self.status, message), extra)
         if body is None:
             status = 400 if protocol in ("cohere", "tei") else 422
-            return _json(status, _error_body(protocol, status, "body is not valid JSON", "body"))
+            return json_response(
+                status, _error_body(protocol, status, "body is not valid JSON", "body")
+            )
         try:
-            query, docs, top_n = _parse(protocol, body)
+            question, docs, top_n = _parse(protocol, body)
             ranked = sorted(
-                ((i, float(self.scorer(query, d))) for i, d in enumerate(docs)),
+                ((i, float(self.scorer(question, d))) for i, d in enumerate(docs)),
                 key=lambda pair: -pair[1],
             )
         except _Reject as bad:
-            return _json(bad.status, _error_body(protocol, bad.status, bad.message, bad.field))
+            return json_response(
+                bad.status, _error_body(protocol, bad.status, bad.message, bad.field)
+            )
         except Exception as err:  # a failing scorer is the server's fault
-            return _json(500, _error_body(protocol, 500, f"scorer failed: {err!r}"))
+            return json_response(500, _error_body(protocol, 500, f"scorer failed: {err!r}"))
         ranked = self._misbehave(ranked[:top_n], len(docs))
         if self.malformed in (True, "json"):
             return (
                 200,
-                b'{"results": [{"index": 0, "relevance',
                 {"Content-Type": "application/json"},
+                b'{"results": [{"index": 0, "relevance',
             )
-        return _json(200, self._payload(protocol, body, docs, ranked, self.malformed == "shape"))
+        return json_response(
+            200, self._payload(protocol, body, docs, ranked, self.malformed == "shape")
+        )
 
     def _misbehave(self, ranked: list[tuple[int, float]], n_docs: int) -> list[tuple[int, float]]:
         if self.bad_index and ranked:
@@ -308,55 +276,3 @@ class FakeRerankServer:
             "usage": {"total_tokens": sum(len(d) for d in docs) + len(str(body.get("query", "")))},
             "results": {"first": items[:1]} if wrong_shape else items,
         }
-
-
-def _json(
-    status: int, payload: Any, headers: Mapping[str, str] | None = None
-) -> tuple[int, bytes, dict[str, str]]:
-    data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-    return status, data, {"Content-Type": "application/json", **(headers or {})}
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    fake: FakeRerankServer
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that gave up (timeout) is expected; nothing to report
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _HTTPServer
-    server_version = "FakeRerank/1.0"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _path(self) -> str:
-        return self.path.split("?", 1)[0].rstrip("/") or "/"
-
-    def _write(self, status: int, data: bytes, headers: Mapping[str, str]) -> None:
-        try:
-            self.send_response(status)
-            for key, value in headers.items():
-                self.send_header(key, value)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except OSError:
-            pass  # the client timed out and closed the connection
-
-    def do_GET(self) -> None:
-        path = self._path()
-        if path == "/health":
-            self._write(*_json(200, {"status": "ok"}))
-        elif path in PROTOCOL_PATHS:
-            self._write(*_json(405, {"detail": "Method Not Allowed"}))
-        else:
-            self._write(*_json(404, {"detail": "Not Found"}))
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length > 0 else b""
-        headers = {k: v for k, v in self.headers.items()}
-        self._write(*self.server.fake._respond("POST", self._path(), headers, raw))

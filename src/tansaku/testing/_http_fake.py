@@ -1,0 +1,195 @@
+"""The HTTP plumbing every fake protocol server shares: a threaded server on 127.0.0.1
+(ephemeral port) run in a background thread, the request read into ``(method, path, query,
+headers, body bytes)``, and the answer written whole (JSON) or streamed (SSE).
+
+A fake subclasses :class:`HTTPFake` and implements :meth:`HTTPFake.handle`; it records what it
+received in its own request type (``_record``) and sleeps with :meth:`HTTPFake.wait`, which a
+closing server cuts short.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable, Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Generic, Self, TypeVar
+
+Response = tuple[int, dict[str, str], bytes | Iterable[bytes]]
+"""``(status, headers, body)``: bytes are sent with a ``Content-Length``, an iterable of bytes
+is streamed chunk by chunk and the connection closed after it."""
+
+R = TypeVar("R")
+
+GOOGLE_STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+"""Google's ``error.status`` for an HTTP status (the Gemini API's error bodies)."""
+
+
+def json_response(status: int, payload: Any, headers: Mapping[str, str] | None = None) -> Response:
+    """``payload`` as UTF-8 JSON (Japanese unescaped) with ``headers`` added."""
+    data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    return status, {"Content-Type": "application/json", **(headers or {})}, data
+
+
+def sse(payload: Any) -> bytes:
+    """One server-sent event ``data: {json}``."""
+    return b"data: " + json.dumps(payload, ensure_ascii=False).encode("utf-8") + b"\n\n"
+
+
+class HTTPFake(Generic[R]):
+    """A fake server's lifecycle and records; ``R`` is the type of a recorded request.
+
+    Use it as a context manager, or call :meth:`start` and :meth:`close`.
+    """
+
+    server_name = "Fake/1.0"
+    """The ``Server`` header."""
+    keep_alive = False
+    """Speak HTTP/1.1 with persistent connections (the embedding SDKs' pools expect it)."""
+    request_queue_size = 5
+
+    def __init__(self) -> None:
+        self._requests: list[R] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> Self:
+        if self._httpd is None:
+            self._stop.clear()
+            handler = _KeepAliveHandler if self.keep_alive else _Handler
+            self._httpd = _HTTPServer(("127.0.0.1", 0), handler, self)
+            self._thread = threading.Thread(
+                target=self._httpd.serve_forever,
+                kwargs={"poll_interval": 0.01},
+                name=type(self).__name__,
+                daemon=True,
+            )
+            self._thread.start()
+        return self
+
+    def close(self) -> None:
+        if self._httpd is None:
+            return
+        self._stop.set()  # wakes handlers sleeping in a delay
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join()
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT`` (no trailing slash)."""
+        if self._httpd is None:
+            raise RuntimeError(f"{type(self).__name__} is not running: use `with` or start()")
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep (woken early when the server closes); True when it is closing."""
+        return seconds > 0 and self._stop.wait(seconds)
+
+    # -- records --------------------------------------------------------------------------------
+
+    @property
+    def requests(self) -> list[R]:
+        """Every request received so far, oldest first (a copy)."""
+        with self._lock:
+            return list(self._requests)
+
+    def _record(self, request: R) -> int:
+        """Append ``request``; its index."""
+        with self._lock:
+            self._requests.append(request)
+            return len(self._requests) - 1
+
+    # -- handling -------------------------------------------------------------------------------
+
+    def handle(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, str],
+        headers: Mapping[str, str],
+        raw: bytes,
+    ) -> Response:
+        """Answer one request (``path`` without the query string; ``headers`` as sent)."""
+        raise NotImplementedError
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(
+        self, address: tuple[str, int], handler: type[_Handler], fake: HTTPFake[Any]
+    ) -> None:
+        self.request_queue_size = fake.request_queue_size
+        self.fake = fake
+        super().__init__(address, handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that gave up (timeout) is expected; nothing to report
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def version_string(self) -> str:
+        return self.server.fake.server_name
+
+    def _dispatch(self, method: str) -> None:
+        path, _, qs = self.path.partition("?")
+        query = {k: v for k, _, v in (p.partition("=") for p in qs.split("&") if p)}
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length > 0 else b""
+        headers = dict(self.headers.items())
+        status, out_headers, data = self.server.fake.handle(method, path, query, headers, raw)
+        try:
+            self.send_response(status)
+            for key, value in out_headers.items():
+                self.send_header(key, value)
+            if isinstance(data, bytes):
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return
+            self.send_header("Connection", "close")  # the body ends when the stream closes
+            self.close_connection = True
+            self.end_headers()
+            for chunk in data:
+                self.wfile.write(chunk)
+                self.wfile.flush()
+        except OSError:
+            self.close_connection = True  # the client timed out and closed the connection
+
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+
+class _KeepAliveHandler(_Handler):
+    protocol_version = "HTTP/1.1"
