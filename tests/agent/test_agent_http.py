@@ -136,3 +136,41 @@ def test_a_question_answered_through_the_gemini_protocol(ts) -> None:
     returned = json.loads(observation.content)["output"]  # Gemini wraps a list in an object
     assert answer.citations[0].doc_id == returned[0]["doc_id"]
     assert answer.citations[0].collection == "manuals"
+
+
+def _gemini(gem: FakeGeminiServer):
+    pytest.importorskip("google.genai")
+    from tansaku.agent.models.gemini import GeminiChatModel
+
+    return GeminiChatModel(model="gemini-2.5-flash", api_key=KEY, base_url=gem.url)
+
+
+def test_a_malformed_function_call_is_asked_again_once(ts) -> None:
+    with FakeGeminiServer(api_key=KEY) as gem:
+        gem.script(
+            Reply.call("search_manual", '{"query": "食中毒の予防'),  # MALFORMED_FUNCTION_CALL
+            Reply.call("search_manual", {"query": "食中毒の予防"}),
+            Reply.say("手洗いを徹底します[1]。"),
+            _review("手洗いを徹底してください[1]。"),
+        )
+        answer = ask(ts, "食中毒の予防方法を教えて", now=NOW, model=_gemini(gem))
+        turns = gem.turns
+    assert answer.text == "手洗いを徹底してください[1]。" and not answer.unanswered
+    assert answer.citations and answer.citations[0].collection == "manuals"
+    assert len(turns) == 4 and turns[1].messages == turns[0].messages  # the same question again
+    thoughts = [e.text for e in answer.events if e.type == "thought"]
+    assert "言語モデルの応答が壊れていたため、もう一度尋ねます" in thoughts
+    assert not any(e.type == "error" for e in answer.events)
+
+
+def test_a_second_malformed_reply_is_treated_as_no_answer(ts) -> None:
+    with FakeGeminiServer(api_key=KEY) as gem:
+        gem.script(
+            Reply.call("search_manual", '{"query": "食中毒'),
+            Reply.call("search_manual", "[1, 2]"),  # not an object: malformed too
+        )
+        answer = ask(ts, "食中毒の予防方法を教えて", now=NOW, model=_gemini(gem))
+        assert gem.pending == 0 and len(gem.turns) == 2  # asked again once, not more
+    errors = [e.text for e in answer.events if e.type == "error"]
+    assert errors and "言語モデルが回答を返しませんでした" in errors[0]
+    assert answer.text  # the offline router answered instead of an empty answer

@@ -7,6 +7,9 @@ repeated within limits, then a draft, then a reflection pass that produces the f
   provider reports. A model still calling tools at a limit is asked once more, without tools.
 - Every source a tool returns gets a marker (:mod:`tansaku.agent.citations`); the answer cites
   only those. No supporting source → the answer says so and the question is logged unanswered.
+- A reply cut off or garbled by the provider (``finish_reason == "error"`` with no content:
+  Gemini's ``MALFORMED_FUNCTION_CALL``, a local model's broken tool-call JSON) is asked again
+  once; a second such reply counts as an empty answer.
 - A model that times out, is rate limited or unavailable (after the provider's retries) hands
   the turn to the offline router, with an ``error`` event saying why.
 """
@@ -34,6 +37,7 @@ from tansaku.tools.registry import Toolset
 MAX_PARALLEL_CALLS = 8
 UNSUPPORTED = "申し訳ありません。検索結果から裏付けのある回答を作れませんでした。"
 REFUSED = "言語モデルが回答を断りました"
+GARBLED = "言語モデルの応答が壊れていたため、もう一度尋ねます"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,6 +135,15 @@ class _Turn:
         self.observations: list[tuple[str, str]] = []
 
     def chat(self, messages: list[Message], *, final: bool = False) -> ChatResponse:
+        """One model call; a garbled reply (an ``error`` finish with nothing in it) is asked
+        again once."""
+        reply = self._call(messages, final=final)
+        if reply.finish_reason == "error" and not reply.content.strip() and not reply.tool_calls:
+            self.log.emit(Event(type="thought", text=GARBLED))
+            reply = self._call(messages, final=final)
+        return reply
+
+    def _call(self, messages: list[Message], *, final: bool) -> ChatResponse:
         reply = self.model.chat(
             _fit(messages, self.limits.max_context_chars) if final else messages,
             tools=() if final else self.tools.specs,
