@@ -119,7 +119,8 @@ class CachedEmbedder:
             self._store(kind, [k for k, _ in part], vecs)
             for (k, _), v in zip(part, vecs, strict=True):
                 found[k] = v
-            self.embedded += len(part)
+            with self._lock:  # the bulk pipeline embeds from several threads
+                self.embedded += len(part)
             if progress is not None:
                 progress(len(part))
         if not texts:
