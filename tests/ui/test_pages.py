@@ -80,10 +80,35 @@ def test_qa_page_offers_the_cli_command(live, watched):
     watched.assert_clean(live.base_url)
 
 
+def shoot_qa_job(page, base_url: str, monkeypatch) -> None:
+    """The Q/A page after a finished job (the fake OpenAI server writes one pair a chunk)."""
+    import json
+
+    from tansaku.testing import FakeOpenAIServer, Reply
+
+    def one_pair(turn):
+        text = turn.last.content.split("# テキスト\n", 1)[1].split("\n\n# 出力", 1)[0]
+        first = text.strip().splitlines()[-1][:60]
+        pair = {"question": f"{first[:20]}について教えてください", "answer": first}
+        return Reply.say(json.dumps({"qa_pairs": [pair]}, ensure_ascii=False))
+
+    with FakeOpenAIServer(handler=one_pair, model="gpt-4o-mini") as srv:
+        monkeypatch.setenv("TANSAKU_LLM_PROVIDER", "openai")
+        monkeypatch.setenv("TANSAKU_LLM_BASE_URL", srv.base_url)
+        monkeypatch.setenv("TANSAKU_LLM_MODEL", "gpt-4o-mini")
+        page.goto(base_url + "/qa")
+        page.wait_for_selector("#source option[value=manuals]", state="attached")
+        page.select_option("#source", "manuals")
+        page.fill("#target", "manuals_qa")
+        page.fill("#limit", "8")
+        page.click("#start")
+        page.wait_for_selector("#try-search")
+
+
 @pytest.mark.skipif(
     not os.environ.get("TANSAKU_UI_SCREENSHOTS"), reason="set TANSAKU_UI_SCREENSHOTS=<dir>"
 )
-def test_screenshots(live, watched):
+def test_screenshots(live, watched, monkeypatch):
     out = Path(os.environ["TANSAKU_UI_SCREENSHOTS"])
     out.mkdir(parents=True, exist_ok=True)
     page = watched.page
@@ -120,7 +145,7 @@ def test_screenshots(live, watched):
     shot("unanswered")
     page.goto(live.base_url + "/ingest")
     shot("ingest")
-    page.goto(live.base_url + "/qa")
+    shoot_qa_job(page, live.base_url, monkeypatch)
     shot("qa")
     page.goto(live.base_url + "/collections?name=manuals")
     page.wait_for_selector("#records .hit")
