@@ -58,3 +58,33 @@ def test_failures_are_reported_on_the_job():
     failed = runner.get(b.id, team="a")
     assert failed["status"] == "failed" and "RuntimeError" in failed["error"]
     runner.shutdown()
+
+
+def test_a_job_left_running_by_a_killed_server_is_failed_at_start(tmp_path):
+    """A server killed mid-job leaves its appdb row ``running``; the next server marks it
+    ``failed: interrupted`` when it starts (its worker process is gone)."""
+    import socket
+    import subprocess
+    import sys
+
+    import tansaku
+    from tansaku.appdb.db import open_appdb
+    from tansaku.testing import HashEmbedder
+
+    from .support import live_server, make_app
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    client = tansaku.connect(tmp_path / "ws", embedder=HashEmbedder(32))
+    db = open_appdb(client.workspace.home)
+    try:
+        worker = f"{socket.gethostname()}:{gone.pid}"
+        job = db.jobs.create("default", "ingest", collection="reports", worker=worker)
+        db.jobs.start("default", job.id, worker=worker)
+        with live_server(make_app(client, None)) as server, server.client() as http:
+            body = http.get(f"/api/jobs/{job.id}").json()
+        assert body["status"] == "failed", body
+        assert "中断" in str(body.get("error")), body
+    finally:
+        db.close()
+        client.close()

@@ -98,6 +98,22 @@ def _warm_up(state: AppState) -> None:
         state.model_error = f"埋め込みモデルを読み込めません({type(exc).__name__})"
 
 
+def _recover_jobs(db: Any) -> None:
+    """Jobs a killed server left ``running`` become ``failed: interrupted`` (appdb's rule:
+    only those whose worker process is gone)."""
+    try:
+        done = db.jobs.recover()
+    except Exception:  # housekeeping must not keep the server from starting
+        log.exception("could not recover the jobs of an earlier server")
+        return
+    if done.interrupted or done.requeued:
+        log.info(
+            "jobs of an earlier server: %d interrupted, %d queued again",
+            len(done.interrupted),
+            len(done.requeued),
+        )
+
+
 def create_app(
     source: Tansaku | str | Path | None = None,
     *,
@@ -148,6 +164,8 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if db is not None:
+            _recover_jobs(db)
         if warm_up:
             threading.Thread(target=_warm_up, args=(state,), daemon=True).start()
         try:
