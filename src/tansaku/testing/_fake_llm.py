@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from tansaku.testing._http_fake import HTTPFake, Response
+from tansaku.testing._http_fake import HTTPFake, Response, json_body
 
 FakeRole = Literal["system", "user", "assistant", "tool"]
 
@@ -207,6 +207,20 @@ class FakeChatServer(HTTPFake[FakeRequest]):
                 old.method, old.path, old.query, old.headers, old.body, turn
             )
 
+    def _reply_for(self, index: int, turn: ChatTurn) -> Reply | tuple[int, str]:
+        """Record request ``index`` as understood; the scripted reply for it (after its delay),
+        or the ``(status, message)`` to answer instead (no reply left; the server closing)."""
+        self._understood(index, turn)
+        reply = self.next_reply(turn)
+        if reply is None:
+            return 400, (
+                f"{type(self).__name__}: no scripted reply left for request "
+                f"#{index + 1} (script more replies or set a handler)"
+            )
+        if self.wait(reply.delay_s):
+            return 503, "server shutting down"
+        return reply
+
     def _route(self, method: str, request: FakeRequest, index: int) -> Response:
         raise NotImplementedError
 
@@ -218,10 +232,7 @@ class FakeChatServer(HTTPFake[FakeRequest]):
         headers: Mapping[str, str],
         raw: bytes,
     ) -> Response:
-        try:
-            body: Any = json.loads(raw.decode("utf-8")) if raw else None
-        except (UnicodeDecodeError, ValueError):
-            body = None
+        body = json_body(raw)
         lowered = {k.lower(): v for k, v in headers.items()}
         request = FakeRequest(method, path, dict(query), lowered, body)
         return self._route(method, request, self._record(request))

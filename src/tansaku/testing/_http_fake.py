@@ -40,6 +40,14 @@ def json_response(status: int, payload: Any, headers: Mapping[str, str] | None =
     return status, {"Content-Type": "application/json", **(headers or {})}, data
 
 
+def json_body(raw: bytes) -> Any:
+    """A request body parsed as UTF-8 JSON, or ``None`` when it is empty or not JSON."""
+    try:
+        return json.loads(raw.decode("utf-8")) if raw else None
+    except (UnicodeDecodeError, ValueError):
+        return None
+
+
 def sse(payload: Any) -> bytes:
     """One server-sent event ``data: {json}``."""
     return b"data: " + json.dumps(payload, ensure_ascii=False).encode("utf-8") + b"\n\n"

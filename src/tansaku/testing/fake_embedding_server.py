@@ -34,7 +34,6 @@ requests in flight (:attr:`max_in_flight`) and the texts embedded (:attr:`texts_
 from __future__ import annotations
 
 import base64
-import json
 import math
 import threading
 import time
@@ -45,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from tansaku.testing._http_fake import HTTPFake, Response, json_response
+from tansaku.testing._http_fake import HTTPFake, Response, json_body, json_response
 from tansaku.testing.fake_embedding_wire import (
     GEMINI_PATH,
     Reject,
@@ -193,10 +192,7 @@ class FakeEmbeddingServer(HTTPFake[FakeRequest]):
     def _respond(self, path: str, headers: Mapping[str, str], raw: bytes) -> Response:
         gemini = GEMINI_PATH.match(path)
         protocol = "openai" if path == "/v1/embeddings" else "gemini" if gemini else ""
-        try:
-            body: Any = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            body = None
+        body = json_body(raw)
         with self._lock:
             fault = self._faults.popleft() if protocol and self._faults else Fault()
             self._in_flight += 1

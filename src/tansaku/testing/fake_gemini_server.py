@@ -266,16 +266,9 @@ class FakeGeminiServer(FakeChatServer):
             )
         except _Bad as bad:
             return _error(bad.status, bad.message)
-        self._understood(index, turn)
-        reply = self.next_reply(turn)
-        if reply is None:
-            return _error(
-                400,
-                f"{type(self).__name__}: no scripted reply left for request "
-                f"#{index + 1} (script more replies or set a handler)",
-            )
-        if self.wait(reply.delay_s):
-            return _error(503, "server shutting down")
+        reply = self._reply_for(index, turn)
+        if not isinstance(reply, Reply):
+            return _error(*reply)
         if reply.status is not None:
             headers = {"Retry-After": f"{reply.retry_after:g}"} if reply.retry_after else {}
             default = (

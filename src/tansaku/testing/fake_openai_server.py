@@ -266,16 +266,11 @@ class FakeOpenAIServer(FakeChatServer):
             turn = parse_chat_request(request.body)
         except _Bad as bad:
             return _error(bad.status, bad.message, param=bad.param)
-        self._understood(index, turn)
-        reply = self.next_reply(turn)
-        if reply is None:
-            return _error(
-                400,
-                f"{type(self).__name__}: no scripted reply left for request "
-                f"#{index + 1} (script more replies or set a handler)",
-            )
-        if self.wait(reply.delay_s):
-            return _error(503, "server shutting down", kind="server_error")
+        reply = self._reply_for(index, turn)
+        if not isinstance(reply, Reply):
+            status, message = reply
+            kind = "server_error" if status >= 500 else "invalid_request_error"
+            return _error(status, message, kind=kind)
         if reply.status is not None:
             return self._failure(reply)
         usage = self._usage(turn, reply)

@@ -21,13 +21,12 @@ JSON of the wrong shape), ``bad_index`` (an index past the end) and ``duplicate_
 
 from __future__ import annotations
 
-import json
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tansaku.testing._http_fake import HTTPFake, Response, json_response
+from tansaku.testing._http_fake import HTTPFake, Response, json_body, json_response
 
 Scorer = Callable[[str, str], float]
 
@@ -187,10 +186,7 @@ class FakeRerankServer(HTTPFake[FakeRequest]):
             known = path in PROTOCOL_PATHS
             return json_response(405 if known else 404, {"detail": _NOT[known]})
         protocol = PROTOCOL_PATHS.get(path, "")
-        try:
-            body: Any = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            body = None
+        body = json_body(raw)
         self._record(FakeRequest(method, path, protocol, dict(headers), body))
         if not protocol:
             return json_response(404, {"detail": "Not Found"})
