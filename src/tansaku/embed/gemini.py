@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,16 +20,16 @@ import numpy as np
 
 from tansaku.embed.remote import (
     TIMEOUT_CAUSE,
-    BatchRunner,
     EmbeddingError,
+    RemoteEmbedder,
     RemoteOptions,
     Retryable,
+    check_settings,
     is_retryable_status,
-    model_name,
     redact_url,
     status_cause,
 )
-from tansaku.errors import ConfigError, MissingExtra
+from tansaku.errors import MissingExtra
 
 GEMINI_BASE_URL = "https://generativelanguage.googleapis.com"
 _DELAY = re.compile(r"^\s*([0-9.]+)s\s*$")
@@ -51,7 +50,7 @@ def _names(err: BaseException) -> set[str]:
     return {cls.__name__ for cls in type(err).__mro__}
 
 
-class GeminiEmbedder:
+class GeminiEmbedder(RemoteEmbedder):
     """An :class:`~tansaku.embed.base.Embedder` over the Gemini API.
 
     ``api_key`` defaults to ``$GEMINI_API_KEY`` / ``$GOOGLE_API_KEY`` (read by the SDK);
@@ -59,6 +58,8 @@ class GeminiEmbedder:
     shortens the vectors; ``base_url`` points at a proxy or a test server. Gemini allows at
     most 100 texts per request: keep ``options.batch_size`` at or below that.
     """
+
+    provider = "gemini"
 
     def __init__(
         self,
@@ -70,56 +71,13 @@ class GeminiEmbedder:
         dim: int | None = None,
         options: RemoteOptions | None = None,
     ) -> None:
-        if not model:
-            raise ConfigError("埋め込みモデル名(model)を指定してください")
-        if base_url is not None and not base_url.startswith(("http://", "https://")):
-            raise ConfigError(
-                f"base_url は http:// か https:// で始まる URL にしてください(現在: {base_url!r})"
-            )
-        for label, value in (("dimensions", dimensions), ("dim", dim)):
-            if value is not None and (not isinstance(value, int) or value < 1):
-                raise ConfigError(f"{label} は 1 以上の整数にしてください(現在: {value!r})")
-        if dimensions and dim and dimensions != dim:
-            raise ConfigError(f"dimensions ({dimensions}) と dim ({dim}) が食い違っています")
+        check_settings(model, base_url, dimensions, dim)
         self.model = model.removeprefix("models/")
         self.base_url = base_url.rstrip("/") if base_url else None
         self.dimensions = dimensions
-        self.options = options or RemoteOptions()
         root = redact_url(self.base_url or GEMINI_BASE_URL)
-        self.endpoint = f"{root}/v1beta/models/{self.model}:batchEmbedContents"
-        self._api_key = api_key
-        self._runner = BatchRunner(self.endpoint, self.options, dimensions or dim)
-        self._client: Any = None
-        self._lock = threading.Lock()
-
-    def __repr__(self) -> str:  # never shows the key
-        return f"GeminiEmbedder(model={self.model!r}, endpoint={self.endpoint!r})"
-
-    @property
-    def name(self) -> str:
-        return model_name("gemini", self.model, self.dimensions, ("", ""))
-
-    @property
-    def dim(self) -> int:
-        return self._runner.probe_dim(lambda: self.embed_queries(["次元の確認"]))
-
-    @property
-    def call_size(self) -> int:
-        """Texts per call that keep every parallel request busy (``batch_size × concurrency``);
-        :class:`~tansaku.embed.cache.CachedEmbedder` passes its misses in chunks this large."""
-        return self.options.batch_size * self.options.concurrency
-
-    @property
-    def stats(self) -> dict[str, int]:
-        """Requests sent and retries so far (for reports and benchmarks)."""
-        return {"requests": self._runner.requests, "retries": self._runner.retries}
-
-    def close(self) -> None:
-        self._runner.close()
-        with self._lock:
-            client, self._client = self._client, None
-        if client is not None:
-            client.close()
+        endpoint = f"{root}/v1beta/models/{self.model}:batchEmbedContents"
+        self._setup(endpoint, api_key, dim, options)
 
     def _sdk(self) -> Any:
         with self._lock:

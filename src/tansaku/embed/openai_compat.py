@@ -15,7 +15,6 @@ import base64
 import email.utils
 import os
 import re
-import threading
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -25,12 +24,12 @@ import numpy as np
 from tansaku.embed.remote import (
     E5_PREFIXES,
     TIMEOUT_CAUSE,
-    BatchRunner,
     EmbeddingError,
+    RemoteEmbedder,
     RemoteOptions,
     Retryable,
+    check_settings,
     is_retryable_status,
-    model_name,
     redact_url,
     status_cause,
 )
@@ -77,7 +76,7 @@ def error_detail(body: Any) -> str:
     return str(body or "")
 
 
-class OpenAIEmbedder:
+class OpenAIEmbedder(RemoteEmbedder):
     """An :class:`~tansaku.embed.base.Embedder` over an OpenAI-compatible server.
 
     ``dimensions`` asks the server for shorter vectors (OpenAI's ``text-embedding-3`` models;
@@ -87,6 +86,8 @@ class OpenAIEmbedder:
     e5 models and to nothing otherwise. ``encoding_format`` ``"base64"`` (what the SDK sends by
     default: a quarter of the JSON) or ``"float"`` for servers that only speak that.
     """
+
+    provider = "openai"
 
     def __init__(
         self,
@@ -101,19 +102,9 @@ class OpenAIEmbedder:
         encoding_format: str = "base64",
         options: RemoteOptions | None = None,
     ) -> None:
-        if not model:
-            raise ConfigError("埋め込みモデル名(model)を指定してください")
-        if not base_url.startswith(("http://", "https://")):
-            raise ConfigError(
-                f"base_url は http:// か https:// で始まる URL にしてください(現在: {base_url!r})"
-            )
+        check_settings(model, base_url, dimensions, dim)
         if encoding_format not in ("base64", "float"):
             raise ConfigError(f"encoding_format は base64 か float です(現在: {encoding_format!r})")
-        for label, value in (("dimensions", dimensions), ("dim", dim)):
-            if value is not None and (not isinstance(value, int) or value < 1):
-                raise ConfigError(f"{label} は 1 以上の整数にしてください(現在: {value!r})")
-        if dimensions and dim and dimensions != dim:
-            raise ConfigError(f"dimensions ({dimensions}) と dim ({dim}) が食い違っています")
         q, p = default_prefixes(model)
         self.model = model
         self.base_url = base_url.rstrip("/")
@@ -121,41 +112,7 @@ class OpenAIEmbedder:
         self.prefixes = (q if query_prefix is None else query_prefix,
                          p if passage_prefix is None else passage_prefix)  # fmt: skip
         self.encoding_format = encoding_format
-        self.options = options or RemoteOptions()
-        self.endpoint = f"{redact_url(self.base_url)}/embeddings"
-        self._api_key = api_key
-        self._runner = BatchRunner(self.endpoint, self.options, dimensions or dim)
-        self._client: Any = None
-        self._lock = threading.Lock()
-
-    def __repr__(self) -> str:  # never shows the key
-        return f"OpenAIEmbedder(model={self.model!r}, endpoint={self.endpoint!r})"
-
-    @property
-    def name(self) -> str:
-        return model_name("openai", self.model, self.dimensions, self.prefixes)
-
-    @property
-    def dim(self) -> int:
-        return self._runner.probe_dim(lambda: self.embed_queries(["次元の確認"]))
-
-    @property
-    def call_size(self) -> int:
-        """Texts per call that keep every parallel request busy (``batch_size × concurrency``);
-        :class:`~tansaku.embed.cache.CachedEmbedder` passes its misses in chunks this large."""
-        return self.options.batch_size * self.options.concurrency
-
-    @property
-    def stats(self) -> dict[str, int]:
-        """Requests sent and retries so far (for reports and benchmarks)."""
-        return {"requests": self._runner.requests, "retries": self._runner.retries}
-
-    def close(self) -> None:
-        self._runner.close()
-        with self._lock:
-            client, self._client = self._client, None
-        if client is not None:
-            client.close()
+        self._setup(f"{redact_url(self.base_url)}/embeddings", api_key, dim, options)
 
     def _sdk(self) -> Any:
         with self._lock:

@@ -274,3 +274,75 @@ def redact_url(url: str) -> str:
     if parts.port:
         host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+
+
+def check_settings(
+    model: str, base_url: str | None, dimensions: int | None, dim: int | None
+) -> None:
+    """The settings every remote embedder takes, checked (:class:`ConfigError` in Japanese)."""
+    if not model:
+        raise ConfigError("埋め込みモデル名(model)を指定してください")
+    if base_url is not None and not base_url.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"base_url は http:// か https:// で始まる URL にしてください(現在: {base_url!r})"
+        )
+    for label, value in (("dimensions", dimensions), ("dim", dim)):
+        if value is not None and (not isinstance(value, int) or value < 1):
+            raise ConfigError(f"{label} は 1 以上の整数にしてください(現在: {value!r})")
+    if dimensions and dim and dimensions != dim:
+        raise ConfigError(f"dimensions ({dimensions}) と dim ({dim}) が食い違っています")
+
+
+class RemoteEmbedder:
+    """What a remote embedder class shares: its batch runner, the SDK client made on first
+    use (``_client`` under ``_lock``), ``name``, ``dim``, ``call_size``, ``stats`` and
+    ``close``. A provider sets ``provider`` and calls :meth:`_setup` from ``__init__``."""
+
+    provider = ""
+    model: str
+    dimensions: int | None
+    options: RemoteOptions
+    endpoint: str
+    prefixes: tuple[str, str] = ("", "")
+
+    def _setup(
+        self, endpoint: str, api_key: str | None, dim: int | None, options: RemoteOptions | None
+    ) -> None:
+        self.options = options or RemoteOptions()
+        self.endpoint = endpoint
+        self._api_key = api_key
+        self._runner = BatchRunner(endpoint, self.options, self.dimensions or dim)
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"{type(self).__name__}(model={self.model!r}, endpoint={self.endpoint!r})"
+
+    @property
+    def name(self) -> str:
+        return model_name(self.provider, self.model, self.dimensions, self.prefixes)
+
+    @property
+    def dim(self) -> int:
+        return self._runner.probe_dim(lambda: self.embed_queries(["次元の確認"]))
+
+    @property
+    def call_size(self) -> int:
+        """Texts per call that keep every parallel request busy (``batch_size × concurrency``);
+        :class:`~tansaku.embed.cache.CachedEmbedder` passes its misses in chunks this large."""
+        return self.options.batch_size * self.options.concurrency
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """Requests sent and retries so far (for reports and benchmarks)."""
+        return {"requests": self._runner.requests, "retries": self._runner.retries}
+
+    def close(self) -> None:
+        self._runner.close()
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
