@@ -11,6 +11,7 @@ from tansaku.agent.models.base import (
     ModelRateLimited,
     ModelTimeout,
     ModelUnavailable,
+    TextCallback,
 )
 
 _DETAIL_CHARS = 200
@@ -26,6 +27,22 @@ def public_endpoint(url: str) -> str:
     if parts.port:
         host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", "")) or url
+
+
+class CallbackFailed(Exception):
+    """``on_text`` raised: its exception (the cause) is the caller's, not the provider's, and
+    ``chat`` re-raises it as it was."""
+
+
+def forward_text(on_text: TextCallback | None, text: str) -> None:
+    """Hand a piece of streamed text to ``on_text`` (its failure wrapped in
+    :class:`CallbackFailed`, so that it is not mistaken for the provider's)."""
+    if on_text is None:
+        return
+    try:
+        on_text(text)
+    except Exception as exc:
+        raise CallbackFailed from exc
 
 
 @dataclass(frozen=True)

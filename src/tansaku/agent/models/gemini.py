@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from tansaku.agent.models._errors import Endpoint
+from tansaku.agent.models._errors import CallbackFailed, Endpoint, forward_text
 from tansaku.agent.models.base import (
     ChatResponse,
     FinishReason,
@@ -163,11 +163,7 @@ class _Collector:
             )
         elif part.text and not part.thought:
             self.text.append(part.text)
-            if self.on_text is not None:
-                try:
-                    self.on_text(part.text)
-                except Exception as exc:
-                    raise _CallbackFailed from exc
+            forward_text(self.on_text, part.text)
 
     def response(self, model: str) -> ChatResponse:
         reason: FinishReason = _FINISH.get(self.finish, "stop")
@@ -182,10 +178,6 @@ class _Collector:
             model=self.model or model,
             usage=self.usage,
         )
-
-
-class _CallbackFailed(Exception):
-    """``on_text`` raised: its exception (the cause) is the caller's, not the provider's."""
 
 
 def _transient() -> tuple[type[BaseException], ...]:
@@ -287,7 +279,7 @@ class GeminiChatModel:
             return collector.response(self.model)
         except ModelError:
             raise
-        except _CallbackFailed as failed:
+        except CallbackFailed as failed:
             raise failed.__cause__ from None  # type: ignore[misc]
         except errors.APIError as exc:
             raise self._api_error(exc) from None

@@ -18,7 +18,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from tansaku.agent.models._errors import Endpoint
+from tansaku.agent.models._errors import CallbackFailed, Endpoint, forward_text
 from tansaku.agent.models.base import (
     ChatResponse,
     FinishReason,
@@ -72,10 +72,6 @@ def response_format(schema: dict[str, Any]) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": {"name": title, "schema": schema}}
 
 
-class _CallbackFailed(Exception):
-    """``on_text`` raised: its exception (the cause) is the caller's, not the provider's."""
-
-
 class _Assembler:
     """Streamed chunks → one reply: text, refusal and tool calls from their deltas."""
 
@@ -99,11 +95,7 @@ class _Assembler:
                 continue
             if delta.content:
                 self.text.append(delta.content)
-                if self.on_text is not None:
-                    try:
-                        self.on_text(delta.content)
-                    except Exception as exc:
-                        raise _CallbackFailed from exc
+                forward_text(self.on_text, delta.content)
             if getattr(delta, "refusal", None):
                 self.refusal.append(delta.refusal)
             for tc in delta.tool_calls or []:
@@ -242,7 +234,7 @@ class OpenAIChatModel:
             return self._stream(kwargs, limit, on_text)
         except ModelError:
             raise
-        except _CallbackFailed as failed:
+        except CallbackFailed as failed:
             raise failed.__cause__ from None  # type: ignore[misc]
         except Exception as exc:
             raise self._error(exc, limit) from None
