@@ -9,10 +9,11 @@ the rows of an existing file are copied into appdb once, on first use (the file 
 from __future__ import annotations
 
 import builtins
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from tansaku.agent._appdb_handle import AppDBHandle
 
 if TYPE_CHECKING:
     from tansaku.appdb import AppDB
@@ -54,29 +55,13 @@ class UnansweredLog:
     (``<home>/appdb.sqlite``, whose folder is the workspace) or an open :class:`AppDB`."""
 
     def __init__(self, target: Path | AppDB) -> None:
-        if isinstance(target, Path | str):
-            self.path: Path | None = Path(target)
-            self._home: Path | None = self.path.parent
-            self._db: AppDB | None = None
-        else:
-            self.path = self._home = None
-            self._db = target
-        self._lock = threading.Lock()
-        self._imported = False
+        self._handle = AppDBHandle(target, lambda db, path: db.unanswered.import_legacy(path))
+        self.path = self._handle.path
 
     @property
     def db(self) -> AppDB:
         """The application database (opened, and the legacy rows imported, on first use)."""
-        with self._lock:
-            db = self._db
-            if db is None:
-                from tansaku.appdb import shared_appdb
-
-                db = self._db = shared_appdb(self._home)
-            if not self._imported and self.path is not None:
-                db.unanswered.import_legacy(self.path)
-                self._imported = True
-            return db
+        return self._handle.get()
 
     def add(
         self, *, team: str, collection: str, question: str, reason: str, tools: list[str]

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import builtins
 import re
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tansaku.agent._appdb_handle import AppDBHandle
 from tansaku.appdb.errors import NotFound
 
 if TYPE_CHECKING:
@@ -26,35 +26,23 @@ if TYPE_CHECKING:
 _ID = re.compile(r"[0-9a-f]{32}")
 
 
+def _import_legacy(db: AppDB, path: Path) -> None:
+    from tansaku.appdb.legacy_history import import_legacy_conversations
+
+    import_legacy_conversations(db, path)
+
+
 class StoredConversations:
     """Conversation history of a workspace in appdb; a team never reads or writes another
     team's conversation (:class:`~tansaku.agent.conversations.ConversationNotFound`)."""
 
     def __init__(self, target: Path | AppDB) -> None:
-        if isinstance(target, Path | str):
-            self.path: Path | None = Path(target)
-            self._home: Path | None = self.path.parent
-            self._db: AppDB | None = None
-        else:
-            self.path = self._home = None
-            self._db = target
-        self._lock = threading.Lock()
-        self._imported = False
+        self._handle = AppDBHandle(target, _import_legacy)
+        self.path = self._handle.path
 
     @property
     def db(self) -> AppDB:
-        with self._lock:
-            db = self._db
-            if db is None:
-                from tansaku.appdb.db import shared_appdb
-
-                db = self._db = shared_appdb(self._home)
-            if not self._imported and self.path is not None:
-                from tansaku.appdb.legacy_history import import_legacy_conversations
-
-                import_legacy_conversations(db, self.path)
-                self._imported = True
-            return db
+        return self._handle.get()
 
     @staticmethod
     def _not_found(conversation_id: str) -> Exception:
