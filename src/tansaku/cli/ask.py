@@ -18,6 +18,7 @@ from tansaku.cli import render
 from tansaku.cli.common import (
     HomeOpt,
     JsonOpt,
+    NowOpt,
     TeamOpt,
     connect,
     emit_json,
@@ -43,9 +44,6 @@ CollectionOpt = Annotated[
 ]
 ThoughtsOpt = Annotated[
     bool, typer.Option("--show-thoughts", help="考え・ツールの呼び出し・推敲を起きた順に表示する")
-]
-NowOpt = Annotated[
-    str | None, typer.Option("--now", help="「昨日」などの基準日時 YYYY-MM-DD[THH:MM]")
 ]
 NoLlmOpt = Annotated[
     bool, typer.Option("--no-llm", help="言語モデルを使わない(分類 → 検索・集計 → 抜き出し)")
@@ -77,8 +75,9 @@ def collections_of(values: list[str] | None) -> dict[str, str] | None:
     return roles
 
 
-def open_tables(home: Path | None) -> Any:
-    """The workspace's registered tables, or None (no tables.toml, or no tables extra)."""
+def open_tables(home: Path | None, *, note: bool = False) -> Any:
+    """The workspace's registered tables (statistics and SQL tools), or None (no tables.toml,
+    or they cannot be opened: then, with ``note``, a line on stderr says why)."""
     path = Workspace.from_env(home).tables_file
     if not path.is_file():
         return None
@@ -86,7 +85,9 @@ def open_tables(home: Path | None) -> Any:
         from tansaku.tables import open_tables as open_db
 
         return open_db(path)
-    except (ImportError, TansakuError):
+    except (ImportError, TansakuError) as exc:
+        if note:
+            err.print(f"[yellow]注意:[/] 表データのツールは使えません({render.inline(str(exc))})")
         return None
 
 

@@ -15,7 +15,6 @@ from tansaku.cli import render
 from tansaku.cli.ask import (
     CollectionOpt,
     NoLlmOpt,
-    NowOpt,
     ThoughtsOpt,
     collections_of,
     print_answer,
@@ -23,7 +22,7 @@ from tansaku.cli.ask import (
     session,
     warn_errors,
 )
-from tansaku.cli.common import HomeOpt, TeamOpt, err, library_error, parse_now
+from tansaku.cli.common import HomeOpt, NowOpt, TeamOpt, err, library_error, parse_now
 from tansaku.errors import TansakuError
 from tansaku.workspace import DEFAULT_TEAM
 

@@ -38,6 +38,9 @@ err = Console(stderr=True)
 
 TeamOpt = Annotated[str, typer.Option("--team", "-t", help="チーム(テナント)名")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="JSON で出力する(機械向け)")]
+NowOpt = Annotated[
+    str | None, typer.Option("--now", help="「昨日」などの基準日時 YYYY-MM-DD[THH:MM]")
+]
 HomeOpt = Annotated[
     Path | None,
     typer.Option("--home", help="ワークスペースのフォルダ(既定: $TANSAKU_HOME または ./.tansaku)"),

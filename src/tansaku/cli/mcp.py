@@ -9,15 +9,16 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from tansaku.cli import render
+from tansaku.cli.ask import open_tables
 from tansaku.cli.common import (
     EXIT_REJECTED,
     HomeOpt,
+    NowOpt,
     TeamOpt,
     connect,
     err,
@@ -27,7 +28,7 @@ from tansaku.cli.common import (
 )
 from tansaku.errors import TansakuError
 from tansaku.integrations.mcp_server import DEFAULT_HOST, DEFAULT_PORT, TOKEN_ENV
-from tansaku.workspace import DEFAULT_TEAM, Workspace, validate_name
+from tansaku.workspace import DEFAULT_TEAM, validate_name
 
 TRANSPORTS = ("stdio", "http")
 
@@ -56,20 +57,6 @@ def _name(value: str, what: str) -> str:
         return validate_name(value, what)
     except TansakuError as exc:
         raise fail(str(exc), EXIT_REJECTED) from None
-
-
-def _tables(home: Path | None) -> Any:
-    """The workspace's registered tables (statistics and SQL tools), or None with a note."""
-    path = Workspace.from_env(home).tables_file
-    if not path.is_file():
-        return None
-    try:
-        from tansaku.tables import open_tables
-
-        return open_tables(path)
-    except (ImportError, TansakuError) as exc:
-        err.print(f"[yellow]注意:[/] 表データのツールは使えません({render.inline(str(exc))})")
-        return None
 
 
 def mcp(
@@ -105,9 +92,7 @@ def mcp(
             help="http の全リクエストで確かめる Bearer トークン(16文字以上)",
         ),
     ] = None,
-    now: Annotated[
-        str | None, typer.Option("--now", help="「昨日」などの基準日時 YYYY-MM-DD[THH:MM]")
-    ] = None,
+    now: NowOpt = None,
     home: HomeOpt = None,
 ) -> None:
     """エージェントのツールを MCP サーバーとして公開する(チームとコレクションは起動時に固定)。"""
@@ -129,7 +114,7 @@ def mcp(
         srv.require_sdk()
         with contextlib.ExitStack() as stack:
             ts = stack.enter_context(connect(home, create=False))
-            tables = _tables(home)
+            tables = open_tables(home, note=True)
             if tables is not None:
                 stack.enter_context(tables)
             if roles is not None:
