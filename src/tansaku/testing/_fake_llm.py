@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from tansaku.testing._http_fake import HTTPFake, Response, json_body
+from tansaku.testing._http_fake import HTTPFake, HTTPRequest, Response
 
 FakeRole = Literal["system", "user", "assistant", "tool"]
 
@@ -224,15 +224,9 @@ class FakeChatServer(HTTPFake[FakeRequest]):
     def _route(self, method: str, request: FakeRequest, index: int) -> Response:
         raise NotImplementedError
 
-    def handle(
-        self,
-        method: str,
-        path: str,
-        query: Mapping[str, str],
-        headers: Mapping[str, str],
-        raw: bytes,
-    ) -> Response:
-        body = json_body(raw)
-        lowered = {k.lower(): v for k, v in headers.items()}
-        request = FakeRequest(method, path, dict(query), lowered, body)
-        return self._route(method, request, self._record(request))
+    def handle(self, request: HTTPRequest) -> Response:
+        lowered = {k.lower(): v for k, v in request.headers.items()}
+        record = FakeRequest(
+            request.method, request.path, dict(request.query), lowered, request.body
+        )
+        return self._route(request.method, record, self._record(record))

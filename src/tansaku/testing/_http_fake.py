@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Generic, Self, TypeVar
 
@@ -53,6 +54,29 @@ def sse(payload: Any) -> bytes:
     return b"data: " + json.dumps(payload, ensure_ascii=False).encode("utf-8") + b"\n\n"
 
 
+@dataclass(frozen=True)
+class HTTPRequest:
+    """One request as the handler read it."""
+
+    method: str
+    path: str
+    """Without the query string."""
+    query: Mapping[str, str]
+    headers: Mapping[str, str]
+    """As sent (names in their original case)."""
+    raw: bytes
+
+    @property
+    def route(self) -> str:
+        """``path`` without a trailing slash (``/`` for the root)."""
+        return self.path.rstrip("/") or "/"
+
+    @property
+    def body(self) -> Any:
+        """The body parsed as JSON, or ``None`` (see :func:`json_body`)."""
+        return json_body(self.raw)
+
+
 class HTTPFake(Generic[R]):
     """A fake server's lifecycle and records; ``R`` is the type of a recorded request.
 
@@ -64,6 +88,8 @@ class HTTPFake(Generic[R]):
     keep_alive = False
     """Speak HTTP/1.1 with persistent connections (the embedding SDKs' pools expect it)."""
     request_queue_size = 5
+    health = False
+    """Answer ``GET /health`` with ``{"status": "ok"}`` (and record nothing)."""
 
     def __init__(self) -> None:
         self._requests: list[R] = []
@@ -132,15 +158,13 @@ class HTTPFake(Generic[R]):
 
     # -- handling -------------------------------------------------------------------------------
 
-    def handle(
-        self,
-        method: str,
-        path: str,
-        query: Mapping[str, str],
-        headers: Mapping[str, str],
-        raw: bytes,
-    ) -> Response:
-        """Answer one request (``path`` without the query string; ``headers`` as sent)."""
+    def answer(self, request: HTTPRequest) -> Response:
+        if self.health and request.method == "GET" and request.route == "/health":
+            return json_response(200, {"status": "ok"})
+        return self.handle(request)
+
+    def handle(self, request: HTTPRequest) -> Response:
+        """Answer one request."""
         raise NotImplementedError
 
 
@@ -172,8 +196,8 @@ class _Handler(BaseHTTPRequestHandler):
         query = {k: v for k, _, v in (p.partition("=") for p in qs.split("&") if p)}
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length > 0 else b""
-        headers = dict(self.headers.items())
-        status, out_headers, data = self.server.fake.handle(method, path, query, headers, raw)
+        request = HTTPRequest(method, path, query, dict(self.headers.items()), raw)
+        status, out_headers, data = self.server.fake.answer(request)
         try:
             self.send_response(status)
             for key, value in out_headers.items():

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from tansaku.testing._http_fake import HTTPFake, Response, json_body, json_response
+from tansaku.testing._http_fake import HTTPFake, HTTPRequest, Response, json_response
 from tansaku.testing.fake_embedding_wire import (
     GEMINI_PATH,
     Reject,
@@ -97,6 +97,7 @@ class FakeEmbeddingServer(HTTPFake[FakeRequest]):
     server_name = "FakeEmbedding/1.0"
     keep_alive = True  # as the SDKs' connection pools expect
     request_queue_size = 64
+    health = True
 
     def __init__(
         self,
@@ -169,17 +170,8 @@ class FakeEmbeddingServer(HTTPFake[FakeRequest]):
 
     # -- handling -------------------------------------------------------------------------------
 
-    def handle(
-        self,
-        method: str,
-        path: str,
-        query: Mapping[str, str],
-        headers: Mapping[str, str],
-        raw: bytes,
-    ) -> Response:
-        path = path.rstrip("/") or "/"
-        if method == "GET" and path == "/health":
-            return json_response(200, {"status": "ok"})
+    def handle(self, request: HTTPRequest) -> Response:
+        method, path = request.method, request.route
         if method == "GET" and path == "/stats":
             return json_response(200, self.stats())
         if method == "GET":
@@ -187,12 +179,11 @@ class FakeEmbeddingServer(HTTPFake[FakeRequest]):
         if path == "/reset":
             self.reset()
             return json_response(200, self.stats())
-        return self._respond(path, headers, raw)
+        return self._respond(path, request.headers, request.body)
 
-    def _respond(self, path: str, headers: Mapping[str, str], raw: bytes) -> Response:
+    def _respond(self, path: str, headers: Mapping[str, str], body: Any) -> Response:
         gemini = GEMINI_PATH.match(path)
         protocol = "openai" if path == "/v1/embeddings" else "gemini" if gemini else ""
-        body = json_body(raw)
         with self._lock:
             fault = self._faults.popleft() if protocol and self._faults else Fault()
             self._in_flight += 1

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tansaku.testing._http_fake import HTTPFake, Response, json_body, json_response
+from tansaku.testing._http_fake import HTTPFake, HTTPRequest, Response, json_response
 
 Scorer = Callable[[str, str], float]
 
@@ -140,6 +140,7 @@ class FakeRerankServer(HTTPFake[FakeRequest]):
     """
 
     server_name = "FakeRerank/1.0"
+    health = True
 
     def __init__(
         self,
@@ -171,22 +172,13 @@ class FakeRerankServer(HTTPFake[FakeRequest]):
 
     # -- handling -------------------------------------------------------------------------------
 
-    def handle(
-        self,
-        method: str,
-        path: str,
-        query: Mapping[str, str],
-        headers: Mapping[str, str],
-        raw: bytes,
-    ) -> Response:
-        path = path.rstrip("/") or "/"
-        if method == "GET" and path == "/health":
-            return json_response(200, {"status": "ok"})
+    def handle(self, request: HTTPRequest) -> Response:
+        method, path, headers = request.method, request.route, request.headers
         if method == "GET":
             known = path in PROTOCOL_PATHS
             return json_response(405 if known else 404, {"detail": _NOT[known]})
         protocol = PROTOCOL_PATHS.get(path, "")
-        body = json_body(raw)
+        body = request.body
         self._record(FakeRequest(method, path, protocol, dict(headers), body))
         if not protocol:
             return json_response(404, {"detail": "Not Found"})
