@@ -394,8 +394,16 @@ def connect(
 
     ``target`` picks the backend (``tansaku.backends``): a folder keeps the collections in it
     (the embedded store); a URL (``http://host:6333``) names a server backend registered for
-    its scheme, with the local workspace of ``$TANSAKU_HOME`` for caches and logs."""
-    ts = Tansaku(workspace_home(target), embedder=embedder, create=create)
+    its scheme, with the local workspace of ``$TANSAKU_HOME`` for caches and logs.
+
+    ``embedder``: None → the workspace's configured one (``[embedder]`` in ``tansaku.toml``,
+    ``TANSAKU_EMBED*``; :func:`tansaku.embed.config.load_embedder`), else the bundled model."""
+    home = workspace_home(target)
+    if embedder is None:
+        from tansaku.embed.config import load_embedder
+
+        embedder = load_embedder(home)
+    ts = Tansaku(home, embedder=embedder, create=create)
     if target is not None and str(target) != str(workspace_home(target)):
         try:
             ts.backend = backend_for(target, ts.workspace)

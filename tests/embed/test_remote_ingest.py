@@ -88,9 +88,14 @@ def test_a_workspace_configured_in_tansaku_toml(server, tmp_path, monkeypatch) -
         encoding="utf-8",
     )
     monkeypatch.setenv("FAKE_TEI_KEY", API_KEY)
-    with tansaku.connect(home, embedder=load_embedder(home)) as ts:  # what connect() will do
+    assert load_embedder(home) is not None
+    with tansaku.connect(home) as ts:  # connect() loads the configured embedder itself
         ts.ingest_records(records(), collection="reports", config=CONFIG)
         hits = ts.search("食洗機の水漏れ", collection="reports", top_k=1).hits
         assert hits[0].doc_id == "r4"
         assert ts.collection("reports").state.embedder == "openai/fake-e5"
     assert [len(r.texts) for r in server.embedding_requests[1:4]] == [4, 4, 2]
+    sent = server.texts_embedded
+    with tansaku.connect(home, create=False) as ts:  # a read command's fresh connection
+        assert ts.search("食洗機の水漏れ", collection="reports", top_k=1).hits[0].doc_id == "r4"
+    assert server.texts_embedded == sent  # the query vector came from the cache
