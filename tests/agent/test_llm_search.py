@@ -249,3 +249,18 @@ def test_the_classifier_through_the_fake_gemini_server() -> None:
         assert got == Classification(QueryLabel.MANUAL, 0.88, ("llm", "予防の方法を聞いている"))
         assert srv.turns[0].json_schema is not None
         assert "ノロウイルスを防ぐには?" in srv.turns[0].last.content
+
+
+def test_the_search_now_is_the_prompt_today() -> None:
+    """A search run with ``now`` (``--now``) in the past: the prompt's today, yesterday and
+    last week are that day's, not the real clock's."""
+    from dataclasses import replace
+    from datetime import datetime
+
+    model = ScriptedModel(lambda p, s: {"queries": ["2025-06-09のクレーム内容"]})
+    expander = LLMExpander(model, clock=lambda: NOW)  # the "real" clock: 2025-12-11
+    past = datetime(2025, 6, 10, 9, 0, tzinfo=NOW.tzinfo)
+    expander.expand("昨日の問題", replace(_ctx("昨日の問題"), now=past))
+    prompt = model.calls[0][0]
+    assert "- 現在日時: 2025-06-10 (火曜日)" in prompt and "- 昨日: 2025-06-09" in prompt
+    assert "2025-12-11" not in prompt

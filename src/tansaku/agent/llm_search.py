@@ -255,7 +255,7 @@ class LLMExpander:
         return f"llm:{self._guard.model.name}"
 
     def prompt(self, query: str, ctx: ExpandContext) -> str:
-        now = self.clock()
+        now = ctx.now or self.clock()  # the search's own "now" (--now) first
         n = min(self.max_queries, ctx.max_queries)
         extra = "".join(f"- {k}: {v}\n" for k, v in self.context.items())
         week = resolve_dates("先週", now).range

@@ -259,6 +259,7 @@ def _run_stage(
             analyzer=analyzer,
             classification=classification,
             max_queries=qcfg.max_queries,
+            now=request.now,
         )
         try:
             raw = services.expander.expand(original_display, ctx)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 from tansaku.search.classify import Classification, QueryLabel
@@ -27,6 +28,8 @@ class ExpandContext:
     analyzer: Analyzer
     classification: Classification
     max_queries: int = 5
+    now: datetime | None = None
+    """The search's reference time (``SearchRequest.now``; None: the current time)."""
 
 
 class Expander(Protocol):
