@@ -28,12 +28,18 @@ def serve(
             "インストールしてください"
         ) from None
     settings = ServerSettings(host=host, port=port)
+    from tansaku.workspace import Workspace
+
+    folder = Workspace.from_env(home).home
+    created = not folder.exists()
     try:
         app = create_app(home, settings=settings)
     except ServerNotSecured as exc:
         raise fail(str(exc), 2) from None
     except TansakuError as exc:
         raise fail(str(exc)) from None
+    if created:  # a mistyped --home should not go unnoticed behind an empty server
+        err.print(f"新しいワークスペースを作成しました: {folder}(コレクションはまだありません)")
     shown = f"[{host}]" if ":" in host else host
     err.print(f"tansaku サーバーを起動します: http://{shown}:{port}/ (API 説明: /docs)")
     if settings.loopback and not app.state.tansaku.keys.any():
