@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from tansaku.text import get_analyzer
-from tansaku.text.dates import now_tokyo, resolve_dates
+from tansaku.text.dates import month_of, now_tokyo, resolve_dates, week_of
 
 MAX_ROWS = 5
 
@@ -125,17 +125,17 @@ def _event_window(question: str, now: datetime) -> tuple[date, date, str] | None
     to the past (it resolves 先週, 昨日 …; events are mostly ahead)."""
     today = now.date()
     saturday = today + timedelta(days=(5 - today.weekday()) % 7)
-    monday = today - timedelta(days=today.weekday())
+    weekend = (saturday, saturday + timedelta(days=1))
     words = (
-        ("今週末", (saturday, saturday + timedelta(days=1))),
-        ("週末", (saturday, saturday + timedelta(days=1))),
-        ("土日", (saturday, saturday + timedelta(days=1))),
-        ("来週", (monday + timedelta(days=7), monday + timedelta(days=13))),
-        ("今週", (today, monday + timedelta(days=6))),
+        ("今週末", weekend),
+        ("週末", weekend),
+        ("土日", weekend),
+        ("来週", week_of(today + timedelta(days=7))),
+        ("今週", (today, week_of(today)[1])),
         ("明日", (today + timedelta(days=1), today + timedelta(days=1))),
         ("今日", (today, today)),
-        ("来月", _month_span(today, 1)),
-        ("今月", (today, _month_span(today, 0)[1])),
+        ("来月", month_of(today, ahead=1)),
+        ("今月", (today, month_of(today)[1])),
     )
     for word, (start, end) in words:
         if word in question:
@@ -144,13 +144,6 @@ def _event_window(question: str, now: datetime) -> tuple[date, date, str] | None
     if found is not None:
         return found.start, found.end, ""
     return None
-
-
-def _month_span(today: date, ahead: int) -> tuple[date, date]:
-    year, month = divmod(today.month - 1 + ahead, 12)
-    first = date(today.year + year, month + 1, 1)
-    nyear, nmonth = divmod(first.month, 12)
-    return first, date(first.year + nyear, nmonth + 1, 1) - timedelta(days=1)
 
 
 def plan(question: str, tools: set[str], now: datetime | None = None) -> TableQuery | None:
@@ -165,36 +158,51 @@ def plan(question: str, tools: set[str], now: datetime | None = None) -> TableQu
     return None
 
 
-def _stores(question: str) -> TableQuery:
-    hits = [c for c in STORE_CONDITIONS if c.pattern.search(question)]
-    where = [c.sql for c in hits]
-    labels = [c.label for c in hits]
-    for term in _keywords(question, STORE_CONDITIONS):
-        where.append(_like_any(term, _STORE_TEXT))
+def _query(
+    question: str,
+    tool: str,
+    conditions: tuple[Condition, ...],
+    text_columns: tuple[str, ...],
+    select: str,
+    order: str,
+    fixed: tuple[tuple[str, str], ...] = (),
+) -> TableQuery:
+    """SELECT ``select`` WHERE the ``fixed`` (sql, label) pairs, the known conditions the
+    question names and its other content nouns as keywords over ``text_columns``."""
+    hits = [c for c in conditions if c.pattern.search(question)]
+    where = [c.sql for c in hits] + [sql for sql, _ in fixed]
+    labels = [label for _, label in fixed] + [c.label for c in hits]
+    for term in _keywords(question, conditions):
+        where.append(_like_any(term, text_columns))
         labels.append(f"「{term}」")
-    sql = "SELECT store_id, store_name, category, description, address FROM stores"
-    if where:
-        sql += " WHERE " + " AND ".join(where)
-    return TableQuery("search_stores", f"{sql} ORDER BY store_id LIMIT {MAX_ROWS}", tuple(labels))
+    sql = select + (" WHERE " + " AND ".join(where) if where else "")
+    return TableQuery(tool, f"{sql} ORDER BY {order} LIMIT {MAX_ROWS}", tuple(labels))
+
+
+def _stores(question: str) -> TableQuery:
+    select = "SELECT store_id, store_name, category, description, address FROM stores"
+    return _query(question, "search_stores", STORE_CONDITIONS, _STORE_TEXT, select, "store_id")
 
 
 def _events(question: str, now: datetime) -> TableQuery:
-    hits = [c for c in EVENT_CONDITIONS if c.pattern.search(question)]
-    where = [c.sql for c in hits]
-    labels = [c.label for c in hits]
     window = _event_window(question, now)
     if window is not None:
         start, end, word = window
-        where.append(f"start_date <= '{end.isoformat()}' AND end_date >= '{start.isoformat()}'")
-        labels.insert(0, f"{word or ''}{start.isoformat()}〜{end.isoformat()}")
+        when = (
+            f"start_date <= '{end.isoformat()}' AND end_date >= '{start.isoformat()}'",
+            f"{word}{start.isoformat()}〜{end.isoformat()}",
+        )
     else:
-        where.append(f"end_date >= '{now.date().isoformat()}'")
-        labels.insert(0, f"{now.date().isoformat()}以降")
-    for term in _keywords(question, EVENT_CONDITIONS):
-        where.append(_like_any(term, _EVENT_TEXT))
-        labels.append(f"「{term}」")
-    sql = (
+        when = (f"end_date >= '{now.date().isoformat()}'", f"{now.date().isoformat()}以降")
+    select = (
         "SELECT event_id, event_name, start_date, end_date, venue, price, description FROM events"
-        " WHERE " + " AND ".join(where) + f" ORDER BY start_date, event_id LIMIT {MAX_ROWS}"
     )
-    return TableQuery("search_events", sql, tuple(labels))
+    return _query(
+        question,
+        "search_events",
+        EVENT_CONDITIONS,
+        _EVENT_TEXT,
+        select,
+        "start_date, event_id",
+        fixed=(when,),
+    )

@@ -108,6 +108,16 @@ def _month(year: int, month: int, back: int = 0) -> _Span:
     return date(year, index + 1, 1), date(year, index + 1, calendar.monthrange(year, index + 1)[1])
 
 
+def week_of(day: date) -> tuple[date, date]:
+    """Monday .. Sunday of ``day``'s week (inclusive)."""
+    return _week(_monday(day))
+
+
+def month_of(day: date, ahead: int = 0) -> tuple[date, date]:
+    """First .. last day of ``day``'s month, or of the month ``ahead`` months later."""
+    return _month(day.year, day.month, back=-ahead)
+
+
 def _year(year: int) -> _Span:
     return date(year, 1, 1), date(year, 12, 31)
 
