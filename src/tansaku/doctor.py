@@ -17,13 +17,15 @@ statistics really are what the records say. Checks per collection:
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from tansaku import generations as g
 from tansaku.client import Tansaku
 from tansaku.collection import Collection
 from tansaku.errors import TansakuError
-from tansaku.locks import WriterLock
+from tansaku.locks import WriterLock, try_exclusive
 from tansaku.migrate import recount_bm25
 from tansaku.writer import writing
 
@@ -72,8 +74,22 @@ def _units_mismatch(col: Collection) -> bool:
     return units.unit_counts(from_shard=False) != units.unit_counts(from_shard=True)
 
 
-def _leftovers(col_dir_gens: list[str], current: str) -> list[str]:
-    return [n for n in col_dir_gens if n != current]
+def _leftovers(gens_dir: Path, names: list[str], current: str) -> list[str]:
+    """Generations neither current nor still read by a process (a reader's shared lock on
+    ``.readers``: the rule the writer's clean-up follows) — a server holding the previous
+    generation while an ingest commits is not something to repair."""
+    out = []
+    for name in names:
+        if name == current:
+            continue
+        readers = gens_dir / name / g.READERS
+        fd = try_exclusive(readers) if readers.exists() else -1
+        if fd is None:  # still read: the next writer removes it once let go
+            continue
+        if fd >= 0:
+            os.close(fd)
+        out.append(name)
+    return out
 
 
 def _inspect(ts: Tansaku, name: str) -> tuple[list[str], bool, str]:
@@ -112,7 +128,7 @@ def _check_one(ts: Tansaku, name: str, fix: bool) -> list[Finding]:
     names = (
         sorted(p.name for p in (col_dir / g.GENS).iterdir()) if (col_dir / g.GENS).is_dir() else []
     )
-    leftovers = _leftovers(names, current)
+    leftovers = _leftovers(col_dir / g.GENS, names, current)
     for message in bm25:
         found.append(Finding(name, "bm25", message))
     if units:

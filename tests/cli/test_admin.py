@@ -84,3 +84,18 @@ def test_doctor_finds_and_repairs_tampered_statistics(home) -> None:
     with tansaku.connect(home, embedder=HashEmbedder(32), create=False) as ts:
         st = ts.collection("reports").state.stats("shinjuku", "body")
         assert st.count == 3
+
+
+def test_doctor_leaves_a_generation_a_reader_still_holds(home) -> None:
+    """A server holding the previous generation while an ingest commits: nothing to repair
+    (the next writer removes it once it is let go)."""
+    with tansaku.connect(home, embedder=HashEmbedder(32), create=False) as reader:
+        held = reader.collection("reports")  # a view: a lease on the current generation
+        with tansaku.connect(home, embedder=HashEmbedder(32), create=False) as writer:
+            more = [Record("shinjuku9#0", "shinjuku9", "body", "食器洗浄機の水漏れ。")]
+            writer.ingest_records(more, collection="reports", config=CONFIG, team="shinjuku")
+        col = home / "collections" / "reports"
+        assert len(list((col / "gens").glob("g*"))) == 2  # the held one is still there
+        still = runner.invoke(app, ["doctor", "--home", str(home)])
+        assert still.exit_code == 0 and "問題は見つかりませんでした" in still.output
+        assert held.gen is not None
