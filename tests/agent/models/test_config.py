@@ -175,3 +175,15 @@ def test_a_missing_sdk_names_the_extra(home: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("TANSAKU_LLM_MODEL", "m")
     with pytest.raises(MissingExtra, match=r"pip install 'tansaku\[llm\]'"):
         load_model(home)
+
+
+def test_one_model_per_configuration(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every agent turn asks for the configured model: the same configuration gives the same
+    instance (its connection pool, or a loaded GGUF, is kept); a changed one a new model."""
+    monkeypatch.setenv("TANSAKU_LLM_PROVIDER", "ollama")
+    monkeypatch.setenv("TANSAKU_LLM_MODEL", "qwen2.5:7b-instruct")
+    first = load_model(home)
+    assert first is not None and load_model(home) is first
+    monkeypatch.setenv("TANSAKU_LLM_MODEL", "llama3.1:8b")
+    other = load_model(home)
+    assert other is not first and other is not None and other.name == "ollama:llama3.1:8b"

@@ -26,6 +26,7 @@ The file::
 from __future__ import annotations
 
 import os
+import threading
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
@@ -245,4 +246,21 @@ def load_model(
     offline router). Raises ``ConfigError`` (bad configuration, in Japanese) or ``MissingExtra``
     (``pip install 'tansaku[llm]'`` / ``'tansaku[local]'``)."""
     settings = resolve_settings(home, override=override)
-    return None if settings is None else build_model(settings, home)
+    if settings is None:
+        return None
+    # One model per configuration and process: an agent turn asks for it each time, and a new
+    # one would mean a new HTTP connection pool (or a GGUF loaded again) per question. A changed
+    # configuration is a new key, so a running server picks it up.
+    key = (settings, str(Workspace.from_env(home).home))
+    with _BUILT_LOCK:
+        model = _BUILT.get(key)
+        if model is None:
+            if len(_BUILT) >= _MAX_BUILT:
+                _BUILT.pop(next(iter(_BUILT)))
+            model = _BUILT[key] = build_model(settings, home)
+        return model
+
+
+_BUILT: dict[tuple[ModelSettings, str], ChatModel] = {}
+_BUILT_LOCK = threading.Lock()
+_MAX_BUILT = 4
