@@ -356,11 +356,13 @@ _COMMAND_MODULES = (
     "eval",
     "feedback",
     "keys",
+    "maintenance",
     "mcp",
     "models",
     "qa",
     "serve",
     "tables",
+    "transfer",
 )
 
 
