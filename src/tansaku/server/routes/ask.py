@@ -69,6 +69,12 @@ def record_answer(state: AppState, team: str, answer: Any) -> str:
         "conversation_id": answer.conversation_id,
     }
     state.appdb.events.record(team, event, titles=[c.title or c.doc_id for c in cites[:5]])
+    if answer.conversation_id:  # the stored turn keeps it: a reopened answer can be rated
+        from tansaku.agent import conversations
+
+        conversations(state.client).attach_query_id(
+            answer.conversation_id, team, query_id, text=answer.text
+        )
     return query_id
 
 

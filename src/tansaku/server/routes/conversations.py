@@ -1,5 +1,10 @@
 """``GET /api/conversations`` and ``GET /api/conversations/{id}``: the team's agent
-conversations and their turns (the chat page's history). Another team's id is a 404."""
+conversations and their turns (the chat page's history). Another team's id is a 404.
+
+Each answer turn carries ``query_id`` — the answer event ``POST /api/feedback`` rates, so an
+answer reopened from the history can still be rated (its meta is rebuilt on the server from
+that event) — and ``rating``, the team's latest rating of it. Answers stored before turns kept
+their query_id have ``"query_id": null`` and cannot be rated."""
 
 from __future__ import annotations
 
@@ -32,12 +37,14 @@ def history(
     team: TeamDep,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> Response:
+    """会話の最後の `limit` ターン(古い順)。回答のターンには評価に使う `query_id`
+    (`POST /api/feedback` に渡す)と、チームの最新の評価 `rating`(1 / -1 / null)が付く。"""
     from tansaku.agent import conversations
 
     convs = conversations(state.client)
     if len(conversation_id) > 200 or not convs.exists(conversation_id, team):
         raise ApiError(404, "not_found", f"会話「{conversation_id[:64]}」が見つかりません")
-    turns = convs.history(conversation_id, team, limit)
+    turns = convs.turns(conversation_id, team, limit)
     return json_response(
         {"conversation_id": conversation_id, "turns": [t.to_dict() for t in turns]}
     )
