@@ -10,7 +10,7 @@ shift another team's scores. Point ids are unsigned 64-bit integers of (tenant, 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,23 @@ def _to_record(payload: dict[str, Any]) -> Record:
         field=payload["field"],
         text=payload.get("text", ""),
         metadata=payload.get("meta") or {},
+    )
+
+
+def _stored_point(payload: dict[str, Any], vectors: Any) -> StoredPoint:
+    """A stored point as the writer handed it over (what :meth:`EdgeStore.dump` yields);
+    ``vectors``: the named vectors the engine returns."""
+    vectors = vectors if isinstance(vectors, dict) else {}
+    sparse = vectors.get(SPARSE)
+    dense = vectors.get(DENSE)
+    return StoredPoint(
+        _to_record(payload),
+        SparseVec(tuple(sparse.indices), tuple(sparse.values))
+        if sparse is not None
+        else SparseVec((), ()),
+        np.asarray(dense, dtype=np.float32) if dense is not None else None,
+        str(payload.get("hash", "")),
+        int(payload.get("bm25_len", 0) or 0),
     )
 
 
@@ -214,6 +231,35 @@ class EdgeStore(ShardOwner):
                 if offset is None or not points:
                     break
         return {t: {f: (v[0], v[1]) for f, v in fields.items()} for t, fields in out.items()}
+
+    def tenants(self) -> list[str]:
+        """Every tenant that has a record, sorted (one payload-only pass over the shard)."""
+        return sorted(self.lengths())
+
+    def dump(self, *, batch: int = 256) -> Iterator[tuple[str, list[StoredPoint]]]:
+        """Every record with its stored vectors, tenant by tenant (sorted), ``batch`` points at
+        a time. The dense vector is as stored: the engine keeps cosine vectors normalised."""
+        if batch < 1:
+            raise ValueError(f"batch は 1 以上にしてください: {batch}")
+        for tenant in self.tenants():
+            flt = tenant_filter(tenant)
+            offset = None
+            while True:
+                with self._lock:
+                    points, offset = self._shard.scroll(
+                        qe.ScrollRequest(
+                            offset=offset,
+                            limit=batch,
+                            filter=flt,
+                            with_payload=True,
+                            with_vector=True,
+                        )
+                    )
+                out = [_stored_point(p.payload or {}, p.vector or {}) for p in points]
+                if out:
+                    yield tenant, out
+                if offset is None or not points:
+                    break
 
     def hashes(self, tenant: str, filter: Filter | None = None) -> dict[str, str]:
         return {

@@ -14,7 +14,7 @@ method against every backend.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -66,6 +66,12 @@ class RecordReader(Protocol):
     ) -> dict[str, list[Any]]:
         """Stored values of metadata ``keys`` from up to ``limit`` records that have each key
         (no keys: every key of ``limit`` records); the search layer learns types from it."""
+        ...
+
+    def dump(self, *, batch: int = 256) -> Iterator[tuple[str, list[StoredPoint]]]:
+        """Every record of every tenant with its stored vectors (dense, sparse), content hash and
+        BM25 length, as (tenant, points) batches of at most ``batch``: what an export writes and
+        an import upserts unchanged (nothing re-embedded)."""
         ...
 
 

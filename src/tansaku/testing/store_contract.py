@@ -247,3 +247,82 @@ class StoreContract:
         filled.flush()
         assert filled.count("team-a") == 4
         assert filled.search_sparse("team-a", q("冷蔵庫"), limit=1)[0].record.id == "r2:body"
+
+    # -- dump: what an export writes and an import upserts --------------------------------
+    def test_dump_of_an_empty_store_yields_nothing(self, store: Store) -> None:
+        assert list(store.dump()) == []
+
+    def test_dump_gives_every_record_with_its_vectors_hash_and_length(self, filled: Store) -> None:
+        pts = {p.record.id: p for p in make_points()}
+        batches = list(filled.dump(batch=2))
+        assert all(0 < len(points) <= 2 for _, points in batches)
+        by_team: dict[str, dict[str, StoredPoint]] = {}
+        for tenant, points in batches:
+            for p in points:
+                assert p.record.id not in by_team.setdefault(tenant, {})
+                by_team[tenant][p.record.id] = p
+        assert {t: set(ps) for t, ps in by_team.items()} == {
+            "team-a": set(pts),
+            "team-b": {"r1:body"},
+        }
+        for got in by_team.values():
+            for rid, p in got.items():
+                want = pts[rid]
+                assert p.record == want.record
+                assert (p.content_hash, p.bm25_len) == (want.content_hash, want.bm25_len)
+                assert _sparse(p.sparse) == pytest.approx(_sparse(want.sparse), rel=1e-6)
+                assert p.dense is not None and want.dense is not None
+                unit = want.dense / np.linalg.norm(want.dense)  # cosine: stored normalised
+                assert np.allclose(p.dense / np.linalg.norm(p.dense), unit, atol=1e-6)
+
+    def test_dump_upserted_into_an_emptied_store_searches_the_same(self, filled: Store) -> None:
+        before = _answers(filled)
+        dumped = list(filled.dump(batch=3))
+        tenants = sorted({t for t, _ in dumped})
+        assert tenants == ["team-a", "team-b"]
+        for tenant in tenants:
+            filled.delete_tenant(tenant)
+        assert filled.total() == 0
+        for tenant, points in dumped:
+            filled.upsert(tenant, points)
+        assert _answers(filled) == before
+        assert filled.lengths() == {
+            "team-a": {
+                "body": (sum(p.bm25_len for p in make_points()[:3]), 3),
+                "title": (
+                    make_points()[3].bm25_len,
+                    1,
+                ),
+            },
+            "team-b": {"body": (make_points()[0].bm25_len, 1)},
+        }
+        again = {(t, p.record.id): p for t, points in filled.dump() for p in points}
+        for tenant, points in dumped:
+            for p in points:
+                q2 = again[(tenant, p.record.id)]
+                assert (q2.record, q2.content_hash, q2.bm25_len) == (
+                    p.record,
+                    p.content_hash,
+                    p.bm25_len,
+                )
+                assert p.dense is not None and q2.dense is not None
+                assert np.allclose(q2.dense, p.dense, atol=1e-6)
+                assert _sparse(q2.sparse) == pytest.approx(_sparse(p.sparse), rel=1e-6)
+
+
+def _sparse(v: SparseVec) -> dict[int, float]:
+    return dict(zip(v.indices, v.values, strict=True))
+
+
+def _answers(store: Store) -> dict[str, list[tuple[str, float]]]:
+    """What every kind of search answers, per team, rounded past float noise."""
+    vec = HashEmbedder(DIM).embed_queries(["冷蔵庫の温度が低い"])[0]
+    out: dict[str, list[tuple[str, float]]] = {}
+    for team in ("team-a", "team-b"):
+        for name, hits in (
+            ("sparse", store.search_sparse(team, q("冷蔵庫の温度"), limit=10)),
+            ("dense", store.search_dense(team, vec, limit=10)),
+            ("hybrid", store.search_hybrid(team, sparse=q("料理の温度"), dense=vec, limit=10)),
+        ):
+            out[f"{team}/{name}"] = [(h.record.id, round(h.score, 5)) for h in hits]
+    return out
