@@ -1,7 +1,8 @@
 // エージェント対話: POST /api/ask as server-sent events read with fetch + ReadableStream;
 // thoughts and tool calls rendered live in a <details>, the reflection shown, citations linked
 // to their records, 👍/👎 through /api/feedback, the conversation kept per tab; the team's past
-// conversations listed from GET /api/conversations and reopened from /api/conversations/{id}.
+// conversations listed from GET /api/conversations and reopened from /api/conversations/{id}
+// (a reopened answer is rated through the query_id stored with it).
 import { api, append, clear, csrfToken, dateTime, el, errorOf, num, recordHref, toast } from "./api.js";
 
 const STORE_KEY = "tansaku.chat";
@@ -60,18 +61,19 @@ function citationList(citations) {
   }));
 }
 
+const NO_ID_TIP = "この回答は、回答と評価を結び付ける ID(query_id)を会話に保存するようになる前に"
+  + "記録されたため、あとから評価できません。新しく質問した回答は履歴から開いても評価できます。";
+
 function ratingNode(turn) {
   const box = el("div", { class: "rate" });
-  if (turn.past) {
-    box.append(el("span", { class: "small muted" }, "履歴から開いた回答です(評価は回答した直後に送れます)"));
-    return box;
-  }
   if (!turn.queryId) {
-    box.append(el("span", { class: "small muted" }, "この回答には評価用の ID がありません"));
+    const text = turn.past ? "この回答は評価できません(以前の版で記録された回答です)" : "この回答には評価用の ID がありません";
+    box.append(el("span", { class: "small muted no-rating", title: NO_ID_TIP, tabindex: "0", "aria-label": `${text}。${NO_ID_TIP}` }, text, " ⓘ"));
     return box;
   }
   if (turn.rated) {
-    box.append(el("span", { class: "small ok" }, turn.rated > 0 ? "👍 評価を送信しました" : "👎 評価を送信しました"));
+    const done = turn.rated > 0 ? "👍" : "👎";
+    box.append(el("span", { class: "small ok" }, turn.past && !turn.ratedNow ? `${done} 評価済みです` : `${done} 評価を送信しました`));
     return box;
   }
   const reason = el("input", { type: "text", maxlength: "300", placeholder: "理由(任意・300字まで)", "aria-label": "評価の理由" });
@@ -84,6 +86,7 @@ function ratingNode(turn) {
       if (reason.value.trim()) body.reason = reason.value.trim();
       await api("/api/feedback", { method: "POST", json: body });
       turn.rated = rating;
+      turn.ratedNow = true;
       saveChat();
       box.replaceWith(ratingNode(turn));
       toast("評価を送信しました。ありがとうございます");
@@ -244,14 +247,19 @@ document.getElementById("new-conversation").addEventListener("click", () => {
   markCurrent();
 });
 
-/** The stored turns (user, assistant, user …) as the page's turns. */
+/** The stored turns (user, assistant, user …) as the page's turns; an answer keeps the
+ * query_id its rating goes to (none for answers recorded before it was stored) and the team's
+ * latest rating of it. */
 function pastTurns(conversationId, stored) {
   const turns = [];
   for (const t of stored) {
     if (t.role === "user") {
       turns.push({ question: t.text, events: [], final: null, queryId: null, rated: 0, past: true });
     } else if (turns.length && !turns[turns.length - 1].final) {
-      turns[turns.length - 1].final = { answer: t.text, citations: t.citations || [], conversation_id: conversationId };
+      const turn = turns[turns.length - 1];
+      turn.final = { answer: t.text, citations: t.citations || [], conversation_id: conversationId };
+      turn.queryId = t.query_id || null;
+      turn.rated = t.rating || 0;
     }
   }
   for (const t of turns) if (!t.final) t.error = "この質問への回答は記録されていません";
