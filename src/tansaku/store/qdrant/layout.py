@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from tansaku.errors import StorageError
 from tansaku.store.qdrant.settings import QdrantSettings, import_qdrant_client
@@ -40,7 +41,11 @@ def open_collection(
     and ``read_only`` is false. Returns (info, created); info is None for a missing collection
     opened read-only (it reads as empty)."""
     if client.collection_exists(name):
-        return client.get_collection(name), False
+        info = client.get_collection(name)
+        if not read_only and not settings.is_local and _missing_indexes(info):
+            create_indexes(client, name, _missing_indexes(info))  # a creator died before them
+            info = client.get_collection(name)
+        return info, False
     if read_only:
         return None, False
     try:
@@ -59,17 +64,28 @@ def open_collection(
                 f"Qdrant のコレクション {name} を作成できませんでした: {exc}"
             ) from exc
         return client.get_collection(name), False
-    client.create_payload_index(
-        name,
-        "tenant",
-        field_schema=models.KeywordIndexParams(
-            type=models.KeywordIndexType.KEYWORD, is_tenant=True
-        ),
-    )
-    for key in INDEXED_KEYWORDS:
-        client.create_payload_index(name, key, field_schema=models.PayloadSchemaType.KEYWORD)
-    client.create_payload_index(name, "date_int", field_schema=models.PayloadSchemaType.INTEGER)
+    if not settings.is_local:  # local mode scans every payload (and warns about indexes)
+        create_indexes(client, name)
     return client.get_collection(name), True
+
+
+def _schemas() -> dict[str, Any]:
+    tenant = models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True)
+    out: dict[str, Any] = {"tenant": tenant}
+    out.update(dict.fromkeys(INDEXED_KEYWORDS, models.PayloadSchemaType.KEYWORD))
+    out["date_int"] = models.PayloadSchemaType.INTEGER
+    return out
+
+
+def _missing_indexes(info: models.CollectionInfo) -> list[str]:
+    return [key for key in _schemas() if key not in (info.payload_schema or {})]
+
+
+def create_indexes(client: QdrantClient, name: str, keys: Sequence[str] | None = None) -> None:
+    """The payload indexes of a records or units collection (``keys``: only those)."""
+    for key, schema in _schemas().items():
+        if keys is None or key in keys:
+            client.create_payload_index(name, key, field_schema=schema, wait=True)
 
 
 def wait_until_green(client: QdrantClient, name: str, *, wait_s: float = OPTIMIZE_WAIT_S) -> bool:
