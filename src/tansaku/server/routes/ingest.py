@@ -1,10 +1,14 @@
-"""``POST /api/ingest`` (multipart upload into a collection, run as a background job) and
-``GET /api/jobs/{job_id}`` (its progress, counts and per-file failures).
+"""``POST /api/ingest`` (multipart upload into a collection, run as a background job in a worker
+process), ``POST /api/ingest/preview`` (a table file's columns, first rows and a suggested
+field mapping), ``GET /api/jobs/{job_id}`` (progress, counts and per-file failures) and
+``POST /api/jobs/{job_id}/cancel``.
 
 Uploads are capped in total (the body limit), per file and in number of files; each file is
 saved under its base name only (no directories, no hidden names) in a folder of the job, read
 by the same loaders as ``tansaku ingest`` and removed when the job ends. A file that fails is
-reported with its reason while the others are ingested.
+reported with its reason while the others are ingested. An upload's ``mapping`` (the form's
+field mapping, JSON) is checked against every CSV/TSV/JSON file's header before the job starts
+and saved into the collection's ``[ingest.csv]`` / ``[ingest.json]`` with the job's commit.
 """
 
 from __future__ import annotations
@@ -18,11 +22,20 @@ from typing import Annotated, Any
 from fastapi import APIRouter, File, Form, UploadFile
 from fastapi.responses import Response
 
+from tansaku.ingest.mapping import (
+    MAX_MAPPING_BYTES,
+    MappingError,
+    check_against,
+    parse_mapping,
+    saved_mapping,
+    with_mapping,
+)
+from tansaku.ingest.preview import FileProblem, Table, preview, read_table, table_format
 from tansaku.server.errors import ApiError, not_found
-from tansaku.server.jobs import Job
 from tansaku.server.owners import find_visible
 from tansaku.server.respond import JsonResponse, json_response
 from tansaku.server.state import AppState, StateDep, TeamDep
+from tansaku.server.worker import IngestTask, portable_embedder
 from tansaku.workspace import validate_name
 
 router = APIRouter(tags=["取り込み"])
@@ -43,44 +56,90 @@ def safe_filename(raw: str | None) -> str:
     return name
 
 
+def _too_large(name: str, limit: int) -> ApiError:
+    return ApiError(
+        413, "file_too_large", f"ファイル「{name}」が大きすぎます(上限 {limit:,} バイト)"
+    )
+
+
 def _save(upload: UploadFile, target: Path, limit: int) -> int:
     size = 0
     with target.open("wb") as fh:
-        while True:
-            chunk = upload.file.read(CHUNK)
-            if not chunk:
-                break
+        while chunk := upload.file.read(CHUNK):
             size += len(chunk)
             if size > limit:
-                raise ApiError(
-                    413,
-                    "file_too_large",
-                    f"ファイル「{target.name}」が大きすぎます(上限 {limit:,} バイト)",
-                )
+                raise _too_large(target.name, limit)
             fh.write(chunk)
     return size
 
 
-def _ingest(
-    state: AppState, folder: Path, paths: list[Path], team: str, job: Job
-) -> dict[str, Any]:
+def _unprocessable(exc: Exception) -> ApiError:
+    if isinstance(exc, FileProblem):
+        return ApiError(422, "invalid_file", f"ファイル「{exc.path}」を読めません: {exc.reason}")
+    return ApiError(422, "invalid_mapping", str(exc))
+
+
+def _config_ingest(state: AppState, name: str) -> dict[str, Any]:
+    if not state.client.has_collection(name):
+        return {}
+    with state.client.reading(name) as col:
+        return dict(col.config.ingest)
+
+
+def _read(state: AppState, collection: str | None, name: str, data: bytes) -> Table:
+    """``data`` as a table, read with the collection's ``[ingest.csv]`` encoding/delimiter."""
+    csv: dict[str, Any] = {}
+    if collection:
+        section = _config_ingest(state, collection).get("csv")
+        csv = section if isinstance(section, dict) else {}
+    encoding = csv.get("encoding") if isinstance(csv.get("encoding"), str) else None
+    delimiter = csv.get("delimiter") if isinstance(csv.get("delimiter"), str) else None
+    return read_table(name, data, encoding=encoding or "auto", delimiter=delimiter)
+
+
+def _mapping_for(state: AppState, name: str, raw: str, paths: list[Path]) -> dict[str, Any]:
+    """The upload's mapping, checked against every table file's header and the collection's
+    config: ``{"mapping", "formats"}`` for the worker, or a 422."""
     try:
-        report = state.client.ingest(
-            paths,
-            collection=job.collection,
-            team=team,
-            progress=lambda stage, done, total: state.jobs.update(job, stage, done, total),
-        )
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-    state.metrics.ingest_chunks_total.inc(report.inserted + report.updated)
-    data = report.to_dict()
+        mapping = parse_mapping(raw)
+        families: set[str] = set()
+        for path in paths:
+            if table_format(path.name) is None:
+                continue
+            table = _read(state, name, path.name, path.read_bytes())
+            check_against(mapping, table)
+            families.add(table.family)
+        if not families:
+            raise MappingError(
+                "mapping は CSV / TSV / JSON Lines / JSON のファイルにだけ使えます"
+                "(このアップロードにはありません)"
+            )
+        with_mapping(_config_ingest(state, name), mapping, families)
+    except (FileProblem, MappingError) as exc:
+        raise _unprocessable(exc) from None
+    return {"mapping": mapping, "formats": sorted(families)}
+
+
+def _ingested(state: AppState, folder: Path, result: dict[str, Any]) -> dict[str, Any]:
+    """The worker's report as the job's result: counted in the metrics, no server paths."""
+    state.metrics.ingest_chunks_total.inc(result.get("inserted", 0) + result.get("updated", 0))
     prefix = str(folder) + "/"
-    data["failed"] = [
+    result["failed"] = [
         {"path": f["path"].removeprefix(prefix), "reason": f["reason"].replace(prefix, "")}
-        for f in data["failed"]
+        for f in result.get("failed", [])
     ]
-    return data
+    return result
+
+
+def _check_target(state: AppState, team: str, name: str) -> bool:
+    exists = state.client.has_collection(name)
+    if exists and find_visible(state.client, state.owners, team, name) is None:
+        raise ApiError(
+            409,
+            "collection_exists",
+            f"コレクション名「{name}」は使用中です。別の名前にしてください",
+        )
+    return exists
 
 
 @router.post(
@@ -93,18 +152,20 @@ def ingest(
     files: Annotated[
         list[UploadFile], File(description="md, txt, pdf, docx, csv, tsv, json, jsonl")
     ],
+    mapping: Annotated[
+        str | None,
+        Form(
+            max_length=MAX_MAPPING_BYTES,
+            description="CSV/TSV/JSON の列の割り当て(JSON)。POST /api/ingest/preview の"
+            " suggested と同じ形",
+        ),
+    ] = None,
 ) -> Response:
     """ファイルをコレクションに取り込むジョブを開始し、202 とジョブを返す。
     進み具合は `GET /api/jobs/{id}`。例: `curl -F collection=manuals -F files=@手順.md …`"""
     name = validate_name(collection)
     settings = state.settings
-    exists = state.client.has_collection(name)
-    if exists and find_visible(state.client, state.owners, team, name) is None:
-        raise ApiError(
-            409,
-            "collection_exists",
-            f"コレクション名「{name}」は使用中です。別の名前にしてください",
-        )
+    exists = _check_target(state, team, name)
     if not files:
         raise ApiError(400, "invalid_request", "ファイルがありません")
     if len(files) > settings.max_upload_files:
@@ -122,24 +183,75 @@ def ingest(
             target = folder / fname
             _save(upload, target, settings.max_upload_file_bytes)
             paths.append(target)
+        chosen = _mapping_for(state, name, mapping, paths) if mapping is not None else None
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     if not exists:
         state.owners.add(name, team)  # the team sees its new collection while the job runs
+    task = IngestTask(
+        home=str(state.client.workspace.home),
+        collection=name,
+        team=team,
+        paths=tuple(str(p) for p in paths),
+        mapping=chosen,
+        embedder=portable_embedder(state.client.embedder.inner),
+    )
     job = state.jobs.submit(
         kind="ingest",
         team=team,
         collection=name,
         files=names,
-        work=lambda j: _ingest(state, folder, paths, team, j),
+        task=task,
+        client=state.client,
+        after=lambda result: _ingested(state, folder, result),
+        cleanup=lambda: shutil.rmtree(folder, ignore_errors=True),
+        params={"mapping": chosen["mapping"]} if chosen else None,
     )
     return json_response(job.to_dict(), 202)
+
+
+@router.post("/api/ingest/preview", response_class=JsonResponse, summary="表ファイルの下見")
+def ingest_preview(
+    state: StateDep,
+    team: TeamDep,
+    file: Annotated[UploadFile, File(description="csv, tsv, jsonl, json のファイル1つ")],
+    collection: Annotated[str | None, Form(max_length=200)] = None,
+) -> Response:
+    """表ファイルの列・先頭5行・推奨の列の割り当て(suggested)を返す。`collection` が
+    既存のコレクションなら、保存済みの割り当て(current)も返す。壊れたファイルは 422。"""
+    fname = safe_filename(file.filename)
+    limit = state.settings.max_upload_file_bytes
+    data = file.file.read(limit + 1)
+    if len(data) > limit:
+        raise _too_large(fname, limit)
+    visible = None
+    if collection:
+        visible = find_visible(state.client, state.owners, team, validate_name(collection))
+    try:
+        table = _read(state, visible.name if visible else None, fname, data)
+    except FileProblem as exc:
+        raise _unprocessable(exc) from None
+    body = preview(table)
+    body["current"] = (
+        saved_mapping(_config_ingest(state, visible.name), table.family) if visible else None
+    )
+    return json_response(body)
 
 
 @router.get("/api/jobs/{job_id}", response_class=JsonResponse, summary="ジョブの状態")
 def job_status(job_id: str, state: StateDep, team: TeamDep) -> Response:
     job = state.jobs.get(job_id, team=team)
+    if job is None:
+        raise not_found(f"ジョブ「{job_id[:64]}」")
+    return json_response(job)
+
+
+@router.post("/api/jobs/{job_id}/cancel", response_class=JsonResponse, summary="ジョブを取り消す")
+def job_cancel(job_id: str, state: StateDep, team: TeamDep) -> Response:
+    """待機中のジョブはすぐに取り消す(status: cancelled)。実行中のジョブは処理を止め、
+    止まると cancelled になる(書きかけの内容は反映されない)。終わったジョブは 409。"""
+    job = state.jobs.cancel(job_id, team=team)
     if job is None:
         raise not_found(f"ジョブ「{job_id[:64]}」")
     return json_response(job)

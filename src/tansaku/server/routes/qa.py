@@ -19,7 +19,6 @@ from fastapi.responses import Response
 from pydantic import Field
 
 from tansaku.server.errors import ApiError, collection_missing
-from tansaku.server.jobs import Job
 from tansaku.server.owners import find_visible
 from tansaku.server.respond import JsonResponse, json_response
 from tansaku.server.schemas import Body, Name
@@ -48,25 +47,13 @@ class QABody(Body):
     """Only the first N chunks (a trial run)."""
 
 
-def _generate(state: AppState, model: Any, body: QABody, team: str, job: Job) -> dict[str, Any]:
-    from tansaku.agent.qa import generate_qa
-
-    report = generate_qa(
-        state.client,
-        model,
-        source=body.source,
-        target=body.target,
-        team=team,
-        per_chunk=body.per_chunk,
-        limit=body.limit,
-        progress=lambda done, total: state.jobs.update(job, STAGE, done, total),
-    )
-    ingested = report.ingested
+def _generated(state: AppState, body: QABody, data: dict[str, Any]) -> dict[str, Any]:
+    """The worker's report as the job's result: counted in the metrics, no server paths."""
+    ingested = data.get("ingested", {})
     state.metrics.ingest_chunks_total.inc(ingested.get("inserted", 0) + ingested.get("updated", 0))
-    data = report.to_dict()
     home = str(state.client.workspace.home).rstrip("/") + "/"
-    data["progress_file"] = report.progress_file.removeprefix(home)  # no server paths
-    return {"source": body.source, "target": body.target, "model": model.name, **data}
+    data["progress_file"] = str(data.get("progress_file", "")).removeprefix(home)
+    return {"source": body.source, "target": body.target, "model": data.pop("model", ""), **data}
 
 
 @router.post(
@@ -103,12 +90,27 @@ def generate(body: QABody, state: StateDep, team: TeamDep) -> Response:
     params = {"source": source, "target": target, "per_chunk": body.per_chunk}
     if body.limit is not None:
         params["limit"] = body.limit
+    from tansaku.agent.models.config import resolve_settings
+    from tansaku.server.worker import QATask, portable_embedder
+
+    task = QATask(  # the worker builds the model from the settings resolved here
+        home=str(state.client.workspace.home),
+        team=team,
+        source=source,
+        target=target,
+        per_chunk=body.per_chunk,
+        limit=body.limit,
+        model=resolve_settings(state.client.workspace.home),
+        embedder=portable_embedder(state.client.embedder.inner),
+    )
     job = state.jobs.submit(
         kind="qa",
         team=team,
         collection=target,
         files=[],
         params=params,
-        work=lambda j: _generate(state, model, body, team, j),
+        task=task,
+        client=state.client,
+        after=lambda data: _generated(state, body, data),
     )
     return json_response(job.to_dict(), 202)

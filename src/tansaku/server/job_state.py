@@ -1,0 +1,145 @@
+"""One job's record as the API shows it (``GET /api/jobs/{id}``) and appdb keeps it.
+
+Fields, for clients: ``status`` (queued, running, done, failed, cancelled), ``stage`` and
+``progress`` (``{stage: {"done", "total"}}``), ``rate`` (units of the current stage per second
+since it began) and ``eta_s`` (seconds left at that rate), ``counts`` (an ingest's files,
+documents, chunks written, texts embedded, rates and time left, from the bulk pipeline),
+``result``, ``failures`` (per file or chunk, with the reason) and ``error``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+STATUS_LABELS = {
+    "queued": "待機中",
+    "running": "実行中",
+    "done": "完了",
+    "failed": "失敗",
+    "cancelled": "取り消し",
+}
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@dataclass
+class Progress:
+    """When the current stage began and how far it was then (for its rate)."""
+
+    stage: str
+    since: float
+    start_done: int
+
+
+@dataclass
+class Job:
+    id: str
+    kind: str
+    team: str
+    collection: str
+    files: list[str] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+    """What the job was asked to do, besides its files (Q/A: source, target, per_chunk …)."""
+    status: str = "queued"
+    created_at: str = field(default_factory=_now)
+    started_at: str | None = None
+    finished_at: str | None = None
+    stage: str | None = None
+    progress: dict[str, dict[str, int]] = field(default_factory=dict)
+    counts: dict[str, Any] | None = None
+    rate: float | None = None
+    eta_s: float | None = None
+    result: dict[str, Any] | None = None
+    failures: list[dict[str, str]] = field(default_factory=list)
+    error: str | None = None
+    saved_at: float = field(default=0.0, repr=False)
+    current: Progress | None = field(default=None, repr=False)
+
+    def label(self) -> str:
+        return STATUS_LABELS.get(self.status, self.status)
+
+    def progress_to(self, stage: str, done: int, total: int, save_every: float) -> bool:
+        """Record ``done`` of ``total`` in ``stage``; True when it is due to be saved (a new
+        stage, or ``save_every`` seconds since the last save)."""
+        now = time.monotonic()
+        new_stage = self.stage != stage
+        if new_stage or self.current is None:
+            self.current = Progress(stage, now, done)
+        self.stage = stage
+        self.progress[stage] = {"done": done, "total": total}
+        elapsed = now - self.current.since
+        moved = done - self.current.start_done
+        if elapsed > 0.5 and moved > 0:
+            self.rate = round(moved / elapsed, 2)
+            self.eta_s = round(max(0, total - done) / (moved / elapsed), 1)
+        elif new_stage:
+            self.rate = self.eta_s = None
+        due = new_stage or now - self.saved_at >= save_every
+        if due:
+            self.saved_at = now
+        return due
+
+    def saved(self) -> dict[str, Any]:
+        """What appdb keeps as the job's progress."""
+        return {
+            "stage": self.stage,
+            "stages": {k: dict(v) for k, v in self.progress.items()},
+            "counts": dict(self.counts) if self.counts is not None else None,
+            "rate": self.rate,
+            "eta_s": self.eta_s,
+            "started_at": self.started_at,
+            "result": self.result,
+            "failures": list(self.failures),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "collection": self.collection,
+            "status": self.status,
+            "status_label": self.label(),
+            "files": list(self.files),
+            "params": dict(self.params),
+            "created_at": self.created_at,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "stage": self.stage,
+            "progress": {k: dict(v) for k, v in self.progress.items()},
+            "counts": dict(self.counts) if self.counts is not None else None,
+            "rate": self.rate,
+            "eta_s": self.eta_s,
+            "result": self.result,
+            "failures": list(self.failures),
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_record(cls, record: Any) -> Job:
+        """A job read back from appdb (``tansaku.appdb.jobs.JobRecord``)."""
+        saved = dict(record.progress)
+        return cls(
+            id=record.id,
+            kind=record.kind,
+            team=record.team,
+            collection=record.collection or "",
+            files=list(record.params.get("files", [])),
+            params={k: v for k, v in record.params.items() if k != "files"},
+            status=record.status,
+            created_at=record.created_at.isoformat(),
+            started_at=saved.get("started_at"),
+            finished_at=record.updated_at.isoformat() if record.finished else None,
+            stage=saved.get("stage"),
+            progress=saved.get("stages", {}),
+            counts=saved.get("counts"),
+            rate=saved.get("rate"),
+            eta_s=saved.get("eta_s"),
+            result=saved.get("result"),
+            failures=saved.get("failures", []),
+            error=record.error,
+        )
