@@ -3,7 +3,7 @@ engine's :class:`~tansaku.search.expand.Expander` and :class:`~tansaku.search.cl
 seams, with the rule-based ones as fallback.
 
 >>> use_model_for_search(ts, model)          # every search of ``ts`` now asks the model
->>> ts.search("昨日の問題", collection="reports").plan["expanded_queries"]
+>>> ts.search("昨日の問題", collection="reports").plan.stage.expanded_queries
 
 A search never fails because of the model: an error, a timeout (``timeout`` seconds per call,
 enforced here even if a provider hangs), a refusal or malformed output falls back to the rules

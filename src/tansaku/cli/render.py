@@ -10,8 +10,7 @@ output never goes through rich; :func:`json_safe` escapes the same characters th
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
+from datetime import date
 
 from rich.console import Console
 from rich.markup import escape
@@ -20,6 +19,7 @@ from rich.table import Table
 from tansaku.client import CollectionInfo
 from tansaku.ingest.pipeline import IngestReport
 from tansaku.search.merge import preview
+from tansaku.search.plan import SearchPlan
 from tansaku.search.types import SearchResult
 
 # C0 except tab and newline, DEL, C1, and the bidi marks/embeddings/overrides/isolates that can
@@ -72,36 +72,37 @@ _UNUSED_DATE = {
 }
 
 
-def date_line(plan: Mapping[str, Any]) -> str | None:
+def date_line(plan: SearchPlan) -> str | None:
     """「日付: 2025-12-10 〜 2025-12-10(「昨日」から)」: the date filter the search ran with,
     and a date expression of the query that did not filter (plain text, not yet escaped)."""
     parts: list[str] = []
-    applied = plan.get("date_filter")
+    applied = plan.date_filter
     if applied:
-        span = f"{applied.get('from') or ''} 〜 {applied.get('to') or ''}".strip()
-        origin = (
-            f"「{applied.get('expression')}」から" if applied.get("source") == "query" else "指定"
-        )
+        span = f"{_day(applied.start)} 〜 {_day(applied.end)}".strip()
+        origin = f"「{applied.expression}」から" if applied.source == "query" else "指定"
         parts.append(f"日付: {span}({origin})")
-    unused = plan.get("date_unused")
+    unused = plan.date_unused
     if unused:
-        reason = _UNUSED_DATE.get(str(unused.get("reason")), "使いませんでした")
-        parts.append(
-            f"「{unused.get('expression')}」({unused.get('from')} 〜 {unused.get('to')})は{reason}"
-        )
+        reason = _UNUSED_DATE.get(unused.reason, "使いませんでした")
+        r = unused.range
+        parts.append(f"「{r.expression}」({_day(r.start)} 〜 {_day(r.end)})は{reason}")
     return " / ".join(parts) or None
+
+
+def _day(value: date | None) -> str:
+    return value.isoformat() if value else ""
 
 
 def print_search(console: Console, result: SearchResult) -> None:
     plan = result.plan
     console.print(
         f"[bold]「{inline(result.query)}」[/] — {len(result.hits)}件 "
-        f"({safe(plan.get('collection'))}, {result.timings_ms.get('total', 0):.1f} ms)"
+        f"({safe(plan.collection)}, {result.timings_ms.get('total', 0):.1f} ms)"
     )
     dates = date_line(plan)
     if dates:
         console.print(f"[dim]{inline(dates)}[/]")
-    where = (plan.get("filter") or {}).get("where")
+    where = plan.filter.where
     if where:
         console.print(f"[dim]条件: {inline(', '.join(where))}[/]")
     if not result.hits:

@@ -1,5 +1,6 @@
 """The search pipeline: plan -> expand -> retrieve per query -> merge -> threshold -> rerank ->
-top_k, with a staged retry when nothing is found. Every decision lands in ``SearchResult.plan``.
+top_k, with a staged retry when nothing is found. Every decision lands in ``SearchResult.plan``
+(a frozen :class:`~tansaku.search.plan.SearchPlan`, built once from the answering stage's plan).
 
 Stages (the caller's filters — tenant, dates, fields, metadata — are never dropped):
   0. as configured;
@@ -19,19 +20,24 @@ from datetime import date
 from typing import Any
 
 from tansaku.collection import Collection
-from tansaku.config import Axis, AxisMode, ExpandMode, FusionMethod, MergeMethod
+from tansaku.config import Axis, AxisMode, ExpandMode, MergeMethod
 from tansaku.embed.cache import CachedEmbedder
 from tansaku.search.classify import Classification, Classifier, QueryLabel, RuleClassifier
 from tansaku.search.events import SearchEventLog
 from tansaku.search.expand import ExpandContext, Expander, RuleExpander, finalize
-from tansaku.search.filters import (
-    date_filter_plan,
-    filter_plan,
-    resolve_filter,
-    unused_date_plan,
-)
+from tansaku.search.filters import resolve_filter
 from tansaku.search.limits import check_candidates, check_min_score, check_top_k
 from tansaku.search.merge import QueryHits, merge_hits, merge_rrf, rerank_with_weights
+from tansaku.search.plan import (
+    AxisPlan,
+    FilterPlan,
+    RerankPlan,
+    SearchPlan,
+    StagePlan,
+    SynonymPlan,
+    UnusedDatePlan,
+    UnusedReason,
+)
 from tansaku.search.retrieve import Retrieval, retrieve, with_records
 from tansaku.search.types import Hit, SearchRequest, SearchResult
 from tansaku.store.base import Filter
@@ -119,7 +125,7 @@ def search(
     use_dates = qcfg.dates if request.dates is None else request.dates
     resolution = resolve_dates(request.query, now) if use_dates else None
     date_range: DateRange | None = None
-    date_unused: str | None = None  # why a date expression of the query did not filter
+    date_unused: UnusedReason | None = None  # why a date expression of the query did not filter
     flt = resolve_filter(collection, request.tenant, request.filter, request.where)
     if resolution is not None and resolution.range is not None:
         if flt.date_from or flt.date_to:
@@ -159,7 +165,7 @@ def search(
         )
 
     hits: list[Hit] = []
-    stage_plan: dict[str, Any] = {}
+    stage_plan = StagePlan()
     for stage in stages:
         hits, stage_plan = _run_stage(
             collection,
@@ -181,11 +187,11 @@ def search(
             break
 
     # -- rerank ---------------------------------------------------------------------------
-    rerank_plan: dict[str, Any] | None = None
+    rerank_plan: RerankPlan | None = None
     use_rerank = (
         bool(cfg.rerank.get("enabled", False)) if request.rerank is None else request.rerank
     )
-    keep = stage_plan["top_k"]
+    keep = stage_plan.top_k
     if use_rerank and hits:  # the reranker reads the text of its candidates
         keep = max(keep, int(cfg.rerank.get("max_candidates", 50)))
     t_read = time.perf_counter()
@@ -193,31 +199,27 @@ def search(
     timings["read"] = (time.perf_counter() - t_read) * 1000
     if use_rerank and hits:
         hits, rerank_plan = _rerank(services, cfg.rerank, searched, hits)
-        timings["rerank"] = rerank_plan.get("elapsed_ms", 0.0)
-    hits = hits[: stage_plan["top_k"]]
+        timings["rerank"] = rerank_plan.elapsed_ms or 0.0
+    hits = hits[: stage_plan.top_k]
     timings["total"] = (time.perf_counter() - t_start) * 1000
 
-    plan: dict[str, Any] = {
-        "collection": collection.name,
-        "tenant": request.tenant,
-        "normalized_query": normalize(request.query),
-        "classification": {
-            "label": classification.label.value,
-            "confidence": round(classification.confidence, 2),
-        },
-        "date_range": date_range.to_dict() if date_range else None,
-        "date_filter": date_filter_plan(flt, date_range),
-        "date_unused": unused_date_plan(resolution, date_unused),
-        "now": now.isoformat(timespec="minutes"),
-        **stage_plan,
-        "fusion": {"method": fusion.method.value, "k": fusion.k}
-        if fusion.method is FusionMethod.RRF
-        else {"method": fusion.method.value, "normalization": fusion.normalization},
-        "filter": filter_plan(flt),
-        "group_by_doc": by_doc,
-        "candidates": max(candidates, stage_plan["top_k"]),
-        "rerank": rerank_plan,
-    }
+    plan = SearchPlan(
+        collection=collection.name,
+        tenant=request.tenant,
+        normalized_query=normalize(request.query),
+        classification=classification,
+        now=now,
+        date_range=date_range,
+        date_unused=UnusedDatePlan(resolution.range, date_unused)
+        if resolution is not None and resolution.range is not None and date_unused is not None
+        else None,
+        stage=stage_plan,
+        fusion=fusion,
+        filter=FilterPlan.of(flt),
+        group_by_doc=by_doc,
+        candidates=max(candidates, stage_plan.top_k),
+        rerank=rerank_plan,
+    )
     result = SearchResult(
         query_id=uuid.uuid4().hex,
         query=request.query,
@@ -246,7 +248,7 @@ def _run_stage(
     fusion: Any,
     analyzer: Any,
     timings: dict[str, float],
-) -> tuple[list[Hit], dict[str, Any]]:
+) -> tuple[list[Hit], StagePlan]:
     qcfg = collection.config.query
     t0 = time.perf_counter()
     variants = [_Variant(original_display, searched)]
@@ -269,12 +271,12 @@ def _run_stage(
         variants = [_Variant(original_display, searched)] + [
             _Variant(d, _strip_date(d, date_range)) for d in expanded[1:]
         ]
-    syn_plan: dict[str, list[str]] = {}
+    syn_plan: dict[str, tuple[str, ...]] = {}  # the first position of a term, its last group
     prepared = []
     for v in variants:
         exp = stage.synonyms.expand(v.text, analyzer) if stage.synonyms else None
-        if exp is not None:
-            syn_plan.update(exp.to_plan())
+        for match in exp.matches if exp is not None else ():
+            syn_plan[match.term] = match.others
         terms = analyzer.terms(v.text) + list(exp.keyword_terms if exp else ())
         prepared.append((v, terms, exp.dense_query if exp and exp.dense_query else v.text))
     t1 = time.perf_counter()
@@ -339,26 +341,26 @@ def _run_stage(
         hits = merge_hits(runs)
     hits = rerank_with_weights(hits, qcfg.source_weights)
     timings["merge"] = timings.get("merge", 0.0) + (time.perf_counter() - t3) * 1000
-    plan = {
-        "retry_stage": stage.number,
-        "expanded_queries": expanded,
-        "timed_out_queries": timed_out,
-        "synonyms": syn_plan,
-        "query_terms": prepared[0][1],
-        "axes": [
-            {
-                "name": a.name,
-                "mode": a.mode.value,
-                "fields": list(a.fields),
-                "weight": a.weight,
-                "candidates": results[0].candidates.get(a.name, 0),
-            }
+    plan = StagePlan(
+        retry_stage=stage.number,
+        expanded_queries=tuple(expanded),
+        timed_out_queries=tuple(timed_out),
+        synonyms=tuple(SynonymPlan(term, others) for term, others in syn_plan.items()),
+        query_terms=tuple(prepared[0][1]),
+        axes=tuple(
+            AxisPlan(
+                name=a.name,
+                mode=a.mode,
+                fields=tuple(a.fields),
+                weight=a.weight,
+                candidates=results[0].candidates.get(a.name, 0),
+            )
             for a in stage.axes
-        ],
-        "min_score": round(stage.min_score, 6),
-        "top_k": stage.top_k,
-        "merge": qcfg.merge.value if len(runs) > 1 else None,
-    }
+        ),
+        min_score=round(stage.min_score, 6),
+        top_k=stage.top_k,
+        merge=qcfg.merge if len(runs) > 1 else None,
+    )
     return hits, plan
 
 
@@ -371,7 +373,7 @@ def _strip_date(display: str, date_range: DateRange | None) -> str:
 
 def _rerank(
     services: SearchServices, rcfg: Any, query: str, hits: list[Hit]
-) -> tuple[list[Hit], dict[str, Any]]:
+) -> tuple[list[Hit], RerankPlan]:
     from tansaku.search.rerank import rerank_candidates, reranker_from_config
 
     reranker = services.reranker
@@ -381,7 +383,7 @@ def _rerank(
             services.rerankers[key] = reranker_from_config(rcfg)
         reranker = services.rerankers[key]
     if reranker is None:
-        return hits, {"applied": False, "reason": "リランカーが設定されていません"}
+        return hits, RerankPlan(applied=False, reason="リランカーが設定されていません")
     outcome = rerank_candidates(
         reranker,
         query,
@@ -389,12 +391,12 @@ def _rerank(
         max_candidates=int(rcfg.get("max_candidates", 50)),
         budget_s=float(rcfg.get("budget_s", 2.0)),
     )
-    plan = {
-        "applied": outcome.applied,
-        "reason": outcome.reason,
-        "model": reranker.name,
-        "elapsed_ms": round(outcome.elapsed_ms, 3),
-    }
+    plan = RerankPlan(
+        applied=outcome.applied,
+        reason=outcome.reason,
+        model=reranker.name,
+        elapsed_ms=round(outcome.elapsed_ms, 3),
+    )
     if not outcome.applied:
         return hits, plan
     out = [replace(hits[i], rerank_score=outcome.scores[i]) for i in outcome.order]

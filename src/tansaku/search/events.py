@@ -31,35 +31,35 @@ class SearchCounters:
 
 
 def build_event(result: SearchResult) -> dict[str, Any]:
+    """The SEARCH_EVENT of ``result``: the plan's parts in their JSON form (as ``--json``)."""
     plan = result.plan
-    namespaces = sorted({f for a in plan.get("axes", []) for f in a.get("fields", [])})
+    form = plan.to_dict()
     return {
         "event": "SEARCH_EVENT",
         "query_id": result.query_id,
         "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
-        "collection": plan.get("collection"),
-        "tenant": plan.get("tenant"),
+        "collection": plan.collection,
+        "tenant": plan.tenant,
         "query": result.query,
-        "normalized_query": plan.get("normalized_query"),
-        "classification": plan.get("classification"),
-        "expanded_queries": plan.get("expanded_queries", []),
-        "synonyms": plan.get("synonyms", {}),
-        "date_range": plan.get("date_range"),
-        "date_filter": plan.get("date_filter"),
-        "filter": plan.get("filter", {}),
+        "normalized_query": plan.normalized_query,
+        "classification": form["classification"],
+        "expanded_queries": form["expanded_queries"],
+        "synonyms": form["synonyms"],
+        "date_range": form["date_range"],
+        "date_filter": form["date_filter"],
+        "filter": form["filter"],
         "axes": [
-            {"name": a["name"], "mode": a["mode"], "weight": a["weight"]}
-            for a in plan.get("axes", [])
+            {"name": a.name, "mode": a.mode.value, "weight": a.weight} for a in plan.stage.axes
         ],
-        "namespaces": namespaces or ["*"],
-        "retry_stage": plan.get("retry_stage", 0),
-        "min_score": plan.get("min_score"),
-        "top_k": plan.get("top_k"),
+        "namespaces": list(plan.namespaces) or ["*"],
+        "retry_stage": plan.stage.retry_stage,
+        "min_score": form["min_score"],
+        "top_k": plan.stage.top_k,
         "top5_scores": [round(h.score, 6) for h in result.hits[:5]],
         "top5_doc_ids": [h.doc_id for h in result.hits[:5]],
         "hit_count": len(result.hits),
         "zero_hit": not result.hits,
-        "rerank": plan.get("rerank"),
+        "rerank": form["rerank"],
         "timings_ms": {k: round(v, 3) for k, v in result.timings_ms.items()},
     }
 

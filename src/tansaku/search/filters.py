@@ -33,7 +33,6 @@ from typing import Any
 from tansaku.collection import Collection
 from tansaku.errors import InvalidRequest, UnknownName
 from tansaku.store.base import Bound, Filter, MetaCondition, MetaValue
-from tansaku.text.dates import DateRange, DateResolution
 
 SAMPLE = 32  # stored values read per key to learn its type
 KEY_SAMPLE = 200  # records read to list the keys that exist (for the error message)
@@ -307,53 +306,3 @@ def describe(cond: MetaCondition) -> list[str]:
     if cond.values:
         return [f"{cond.key}={','.join(_text(v) for v in cond.values)}"]
     return [f"{cond.key}{_SYMBOL_OF[n]}{_text(v)}" for n, v in cond.bounds.items()]
-
-
-def filter_plan(f: Filter) -> dict[str, Any]:
-    """The filter as it ran, JSON-ready (``plan.filter``)."""
-    out: dict[str, Any] = {}
-    if f.fields:
-        out["fields"] = list(f.fields)
-    if f.equals:
-        out["equals"] = dict(f.equals)
-    if f.any_of:
-        out["any_of"] = {k: list(v) for k, v in f.any_of.items()}
-    if f.where:
-        out["where"] = [text for c in f.where for text in describe(c)]
-    if f.date_from:
-        out["date_from"] = f.date_from.isoformat()
-    if f.date_to:
-        out["date_to"] = f.date_to.isoformat()
-    if f.doc_ids:
-        out["doc_ids"] = list(f.doc_ids)
-    return out
-
-
-def date_filter_plan(f: Filter, applied: DateRange | None) -> dict[str, Any] | None:
-    """``plan.date_filter``: the date range the search ran with, inclusive, and where it came
-    from — ``"query"`` (a date expression of the query, in ``expression``) or ``"filter"``
-    (the caller's ``date_from``/``date_to`` or a ``date`` condition)."""
-    if applied is not None:
-        return {**applied.to_dict(), "source": "query", "expression": applied.expression}
-    if f.date_from or f.date_to:
-        return {
-            "from": f.date_from.isoformat() if f.date_from else None,
-            "to": f.date_to.isoformat() if f.date_to else None,
-            "source": "filter",
-        }
-    return None
-
-
-def unused_date_plan(
-    resolution: DateResolution | None, reason: str | None
-) -> dict[str, Any] | None:
-    """``plan.date_unused``: a date expression of the query that did not filter, and why
-    (``"filter"``: the caller's date filter wins; ``"no_dates"``: no record of the team has a
-    date)."""
-    if resolution is None or resolution.range is None or reason is None:
-        return None
-    return {
-        **resolution.range.to_dict(),
-        "expression": resolution.range.expression,
-        "reason": reason,
-    }

@@ -19,6 +19,7 @@ from tansaku.search.limits import (
     check_team,
     check_top_k,
 )
+from tansaku.search.plan import SearchPlan
 from tansaku.store.base import Filter
 
 
@@ -111,10 +112,13 @@ class Hit:
 
 @dataclass(frozen=True)
 class SearchResult:
+    """The hits of one search and its :class:`~tansaku.search.plan.SearchPlan` (every decision
+    that ranked them); :meth:`to_dict` is the JSON of ``search --json`` and ``/api/search``."""
+
     query_id: str
     query: str
     hits: tuple[Hit, ...]
-    plan: Mapping[str, Any]
+    plan: SearchPlan
     timings_ms: Mapping[str, float]
 
     def to_dict(self) -> dict[str, Any]:
@@ -122,6 +126,6 @@ class SearchResult:
             "query_id": self.query_id,
             "query": self.query,
             "hits": [h.to_dict() for h in self.hits],
-            "plan": dict(self.plan),
+            "plan": self.plan.to_dict(),
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
         }

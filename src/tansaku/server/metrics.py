@@ -21,7 +21,7 @@ UNMATCHED_ROUTE = "(unmatched)"
 
 def search_mode(result: SearchResult) -> str:
     """The latency label of a search: its axes' modes, sorted and joined (``bm25+dense``)."""
-    modes = sorted({str(a.get("mode")) for a in result.plan.get("axes", []) if a.get("mode")})
+    modes = sorted({a.mode.value for a in result.plan.stage.axes})
     return "+".join(modes) or "none"
 
 

@@ -299,7 +299,7 @@ def search_card_effects(
         results.append(item)
     out: dict[str, Any] = {
         "query": query,
-        "retry_stage": result.plan.get("retry_stage", 0),
+        "retry_stage": result.plan.stage.retry_stage,
         "results": results,
     }
     if not results:

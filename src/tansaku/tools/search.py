@@ -123,7 +123,7 @@ def expand_and_search_cases(
     result = _search(scope, "reports", "日報", query, top_k=top_k, most=20, expand=True)
     return {
         "original_query": query,
-        "expanded_queries": list(result.plan.get("expanded_queries") or [query]),
+        "expanded_queries": list(result.plan.stage.expanded_queries or [query]),
         "results": _cases(result.hits),
     }
 
