@@ -18,6 +18,7 @@ from typing import Any
 
 from tansaku.collection import REWEIGHT_DRIFT, Collection
 from tansaku.embed.cache import CachedEmbedder
+from tansaku.embed.guard import check_ingest
 from tansaku.faults import crashpoint
 from tansaku.ingest.plan import IngestPlan
 from tansaku.records import Record
@@ -75,6 +76,11 @@ def apply_plan(collection: Collection, plan: IngestPlan, options: ApplyOptions) 
     units_missing = collection.needs_units and not collection.has_units(tenant)
     if plan.empty and not units_missing:
         return 0
+    dense = collection.dense_fields() if collection.needs_dense else set()
+    if options.embedder is not None and any(
+        dense is None or r.field in dense for r in plan.changed
+    ):
+        check_ingest(collection, options.embedder)  # the collection's model: before any write
     collection.begin_write()
     cfg = collection.config
     changed = plan.changed

@@ -97,3 +97,34 @@ class UnknownName(InvalidRequest):
         self.available = available
         hint = f"使える{kind}: {', '.join(available)}" if available else f"{kind}がありません"
         super().__init__(f"{kind}「{name}」を持つ記録が{where}にありません。{hint}")
+
+
+class EmbedderMismatch(TansakuError):
+    """A collection's dense vectors come from one embedding model and a search or an ingest
+    would use another (``tansaku.embed.guard``): vectors of two models cannot be compared.
+    ``recorded``/``recorded_dim``: the collection's model; ``used``/``used_dim``: the other."""
+
+    def __init__(
+        self,
+        collection: str,
+        *,
+        recorded: str,
+        recorded_dim: int,
+        used: str,
+        used_dim: int | None,
+        action: str,
+    ) -> None:
+        self.collection = collection
+        self.recorded = recorded
+        self.recorded_dim = recorded_dim
+        self.used = used
+        self.used_dim = used_dim
+        self.action = action
+        have = f"「{recorded}」({recorded_dim}次元)" if recorded_dim else f"「{recorded}」"
+        want = f"「{used}」({used_dim}次元)" if used_dim else f"「{used}」"
+        super().__init__(
+            f"コレクション「{collection}」は埋め込みモデル{have}で作られていますが、"
+            f"この{action}はモデル{want}を使おうとしています(別のモデルのベクトルは比べられません)。"
+            f"`tansaku reembed {collection}` で今のモデルに埋め込み直すか、"
+            f"設定([embedder] / TANSAKU_EMBED*)をモデル「{recorded}」に戻してください"
+        )

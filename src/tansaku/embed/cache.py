@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from tansaku.embed.base import Embedder
+from tansaku.embed.guard import tag_model
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
@@ -134,5 +135,9 @@ class CachedEmbedder:
         return self._embed("passage", texts, self.inner.embed_passages, progress, batch)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Query vectors tagged with the model's name (``tansaku.embed.guard``: a collection
+        refuses query vectors of another model)."""
         batch = getattr(self.inner, "call_size", None) or 64
-        return self._embed("query", texts, self.inner.embed_queries, None, batch)
+        return tag_model(
+            self._embed("query", texts, self.inner.embed_queries, None, batch), self.name
+        )

@@ -16,6 +16,7 @@ import numpy as np
 
 from tansaku.collection import Collection
 from tansaku.config import Axis, AxisMode, FusionConfig, FusionMethod
+from tansaku.embed.guard import check_query
 from tansaku.search.fusion import Run, linear_fusion, rrf_fusion
 from tansaku.search.types import AxisScore, Hit
 from tansaku.store.base import Filter, ScoredRecord
@@ -90,6 +91,7 @@ def retrieve(
         else:
             if vector is None:
                 raise ValueError("dense axes need a query vector")
+            check_query(collection, vector)  # a vector of the collection's model only
             found = collection.store.search_dense(
                 tenant, vector, filter=flt, limit=candidates, with_text=False
             )
