@@ -23,6 +23,7 @@ import logging
 import shutil
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,7 @@ from tansaku.store.ids import point_id, unit_point_id
 from tansaku.store.protocols import Lengths
 from tansaku.store.shard import settle
 from tansaku.store.units import UnitStore
+from tansaku.workspace import Workspace
 
 log = logging.getLogger(__name__)
 _BATCH = 1_000
@@ -185,3 +187,57 @@ def migrate_legacy(col_dir: Path, name: str) -> None:
             shutil.rmtree(target, ignore_errors=True)
         elif target.exists():
             target.unlink()
+
+
+@dataclass(frozen=True)
+class Migration:
+    """A collection of an earlier layout (``layout`` 0: before generations), and once migrated
+    the generation that holds it now with its records."""
+
+    collection: str
+    layout: int
+    generation: str = ""
+    records: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "collection": self.collection,
+            "from_layout": self.layout,
+            "to_layout": STATE_VERSION,
+            "generation": self.generation,
+            "records": self.records,
+        }
+
+
+def layout_of(col_dir: Path) -> int:
+    """The layout a collection is stored in (0: before generations)."""
+    if g.is_legacy(col_dir):
+        return 0
+    cur = g.current(col_dir)
+    return read_state(cur).version if cur is not None else STATE_VERSION
+
+
+def pending(ws: Workspace) -> list[Migration]:
+    """The workspace's collections in an earlier layout (nothing is opened or changed)."""
+    return [
+        Migration(name, layout_of(ws.collection_dir(name)))
+        for name in ws.collection_names()
+        if needs_migration(ws.collection_dir(name))
+    ]
+
+
+def migrate_workspace(ws: Workspace, *, wait_s: float | None = None) -> list[Migration]:
+    """Migrate every collection of ``ws`` in an earlier layout, by the path opening one takes
+    (under its writer lock; the old data kept until the new generation is committed)."""
+    from tansaku.writer import writing
+
+    done = []
+    for item in pending(ws):
+        col_dir = ws.collection_dir(item.collection)
+        with writing(ws, item.collection, lazy=True, wait_s=wait_s):
+            pass  # opening it for writing migrates it first, and nothing more
+        state = read_state(g.current(col_dir))
+        records = sum(st.count for fields in state.bm25.values() for st in fields.values())
+        cur = g.current(col_dir)
+        done.append(replace(item, generation=cur.name if cur else "", records=records))
+    return done
