@@ -217,13 +217,13 @@ def test_searches_use_the_model_through_the_fake_server(reports) -> None:
         model = OpenAIChatModel(model="fake-model", base_url=srv.base_url, max_retries=0)
         expander, classifier = use_model_for_search(reports, model, clock=lambda: NOW)
         result = reports.search("昨日の問題", collection="reports", now=NOW)
-        assert result.plan["classification"]["label"] == "vague"
-        assert result.plan["expanded_queries"] == [
+        assert result.plan.classification.label is QueryLabel.VAGUE
+        assert result.plan.stage.expanded_queries == (
             "2025-12-10の問題",
             "2025-12-10のクレーム内容",
             "2025-12-10のトラブル報告",
             "2025-12-10の事故",
-        ]
+        )
         assert result.hits and {h.record.metadata["date"] for h in result.hits} == {"2025-12-10"}
         schemas = [t.json_schema for t in srv.turns]
         assert CLASSIFY_SCHEMA in schemas and EXPAND_SCHEMA in schemas
@@ -231,7 +231,7 @@ def test_searches_use_the_model_through_the_fake_server(reports) -> None:
         srv.handler = None
         srv.script(*[Reply.error(500, "internal error")] * 4)
         down = reports.search("一昨日の問題", collection="reports", now=NOW)
-        assert down.hits and down.plan["classification"]["label"] == "vague"
+        assert down.hits and down.plan.classification.label is QueryLabel.VAGUE
         assert expander is not None and expander.last_source.startswith("rules(")
         assert classifier is not None and classifier.last_source.startswith("rules(")
 

@@ -8,8 +8,12 @@ import pytest
 from appdb_events import search_event
 
 from tansaku.appdb import NotFound
+from tansaku.config import AxisMode
 from tansaku.records import Record
+from tansaku.search.classify import Classification, QueryLabel
+from tansaku.search.plan import AxisPlan, SearchPlan, StagePlan
 from tansaku.search.types import AxisScore, Hit, SearchResult
+from tansaku.text.dates import TOKYO
 
 T0 = datetime(2025, 8, 25, 0, 0, tzinfo=UTC)
 
@@ -87,15 +91,17 @@ def test_record_result_takes_the_titles_of_the_top_hits(db) -> None:
         query_id="qr",
         query="手札に戻す",
         hits=hits,
-        plan={
-            "collection": "cards",
-            "tenant": "cards",
-            "normalized_query": "手札に戻す",
-            "classification": {"label": "vague", "confidence": 0.7},
-            "axes": [{"name": "effect", "mode": "dense", "weight": 1.0, "fields": ["effect_1"]}],
-            "min_score": 0.4,
-            "retry_stage": 0,
-        },
+        plan=SearchPlan(
+            collection="cards",
+            tenant="cards",
+            normalized_query="手札に戻す",
+            classification=Classification(QueryLabel.VAGUE, 0.7),
+            now=datetime(2025, 12, 11, 9, 0, tzinfo=TOKYO),
+            stage=StagePlan(
+                axes=(AxisPlan("effect", AxisMode.DENSE, ("effect_1",), 1.0, 6),),
+                min_score=0.4,
+            ),
+        ),
         timings_ms={"total": 3.0},
     )
     db.events.record_result("cards", result)

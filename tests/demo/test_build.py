@@ -40,7 +40,7 @@ def _search(home: Path, query: str, now: datetime = NOW):
 
 def test_demo_yesterday_claims_found(home: Path):
     result = _search(home, "昨日のクレーム")
-    assert result.plan["date_filter"]["from"] == YESTERDAY
+    assert result.to_dict()["plan"]["date_filter"]["from"] == YESTERDAY
     assert result.hits
     assert {h.record.metadata["date"] for h in result.hits} == {YESTERDAY}
     claims = [h for h in result.hits if h.record.metadata.get("claim") is True]

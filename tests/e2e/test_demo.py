@@ -79,7 +79,7 @@ def test_demo_build_is_idempotent_and_answers_its_samples(tmp_path):
         # Issue 4: 「昨日の問題」 asked on 2025-12-11, with the real embedder.
         now = datetime(2025, 12, 11, 10, 0, tzinfo=TOKYO)
         res = ts.search("昨日の問題", collection="reports", now=now)
-        assert len(res.plan["expanded_queries"]) >= 3
+        assert len(res.plan.stage.expanded_queries) >= 3
         assert {h.record.metadata["date"] for h in res.hits} == {"2025-12-10"}
         top = " ".join(h.record.text for h in res.hits[:4])
         assert "クレーム" in top and "故障" in top

@@ -95,8 +95,8 @@ def test_hits_explain_themselves_and_group_by_doc(ws):
             assert a.rank >= 1
     scores = [h.score for h in res.hits]
     assert scores == sorted(scores, reverse=True)
-    assert res.plan["fusion"]["method"] == "linear"
-    assert [a["name"] for a in res.plan["axes"]] == [
+    assert res.plan.fusion.method is tansaku.FusionMethod.LINEAR
+    assert [a.name for a in res.plan.stage.axes] == [
         "effect_keyword",
         "effect_semantic",
         "combined",

@@ -63,7 +63,7 @@ def test_hits_carry_text_and_the_bigram_axis_score(ts) -> None:
     assert top.record.id == "rain#1"
     assert top.record.text.startswith("梅雨前線が停滞")
     assert top.axes["bigram"].rank == 1 and top.axes["bigram"].score > 0
-    assert [a["name"] for a in res.plan["axes"]] == ["bm25", "dense", "bigram"]
+    assert [a.name for a in res.plan.stage.axes] == ["bm25", "dense", "bigram"]
 
 
 def test_a_bigram_only_axis_reads_the_record_text(ts) -> None:

@@ -20,6 +20,7 @@ from tansaku.search.filters import (
     parse_where,
     typed_condition,
 )
+from tansaku.search.plan import DateFilterPlan, FilterPlan
 from tansaku.store.base import Filter, MetaCondition
 from tansaku.testing import HashEmbedder
 from tansaku.text.dates import TOKYO
@@ -123,7 +124,7 @@ def test_values_the_stored_type_cannot_hold_are_rejected():
 def test_where_cost_equals_int(cards):
     res = cards.search("ダメージ", collection="cards", where=("cost=3",), top_k=50)
     assert res.hits and set(_costs(res)) == {3}
-    assert res.plan["filter"] == {"where": ["cost=3"]}
+    assert res.plan.filter == FilterPlan(where=("cost=3",))
     # the Filter API of earlier versions: a string value on an int key is typed too
     legacy = cards.search("ダメージ", collection="cards", filter=Filter(equals={"cost": "3"}))
     assert legacy.hits and set(_costs(legacy)) == {3}
@@ -185,21 +186,28 @@ def test_a_team_without_records_is_not_checked(cards):
 def test_plan_shows_date_filter(reports):
     res = reports.search("昨日のクレーム", collection="reports", now=NOW)
     expected = {"from": "2025-12-10", "to": "2025-12-10", "source": "query", "expression": "昨日"}
-    assert res.plan["date_filter"] == expected
+    day = date(2025, 12, 10)
+    assert res.plan.date_filter == DateFilterPlan(day, day, "query", "昨日")
     assert res.to_dict()["plan"]["date_filter"] == expected
-    assert res.plan["date_unused"] is None
+    assert res.plan.date_unused is None
     assert res.hits and {h.record.metadata["date"] for h in res.hits} == {"2025-12-10"}
     slash = reports.search("12/9のクレーム", collection="reports", now=NOW)
-    assert slash.plan["date_filter"]["expression"] == "12/9"
-    assert slash.plan["date_filter"]["from"] == "2025-12-09"
+    slash_dates = slash.plan.date_filter
+    assert slash_dates is not None and slash_dates.expression == "12/9"
+    assert slash_dates.start == date(2025, 12, 9)
 
 
 def test_date_conditions_are_the_date_filter_and_win_over_the_query(reports):
     res = reports.search(
         "昨日のクレーム", collection="reports", now=NOW, where=("date>=2025-12-08",), top_k=50
     )
-    assert res.plan["date_filter"] == {"from": "2025-12-08", "to": None, "source": "filter"}
-    assert res.plan["date_unused"] == {
+    assert res.plan.date_filter == DateFilterPlan(date(2025, 12, 8), None, "filter")
+    assert res.to_dict()["plan"]["date_filter"] == {
+        "from": "2025-12-08",
+        "to": None,
+        "source": "filter",
+    }
+    assert res.to_dict()["plan"]["date_unused"] == {
         "from": "2025-12-10",
         "to": "2025-12-10",
         "expression": "昨日",
@@ -209,8 +217,8 @@ def test_date_conditions_are_the_date_filter_and_win_over_the_query(reports):
     band = reports.search(
         "売上", collection="reports", where=("date>2025-12-01", "date<2025-12-04"), top_k=50
     )
-    assert band.plan["filter"]["date_from"] == "2025-12-02"
-    assert band.plan["filter"]["date_to"] == "2025-12-03"
+    assert band.plan.filter.date_from == date(2025, 12, 2)
+    assert band.plan.filter.date_to == date(2025, 12, 3)
     assert {h.record.metadata["date"] for h in band.hits} <= {"2025-12-02", "2025-12-03"}
     with pytest.raises(InvalidRequest, match="矛盾"):
         reports.search("売上", collection="reports", where=("date>=2025-12-10", "date<2025-12-01"))
@@ -218,8 +226,8 @@ def test_date_conditions_are_the_date_filter_and_win_over_the_query(reports):
 
 def test_date_expression_on_a_collection_without_dates_is_reported(reports):
     res = reports.search("昨日の清掃", collection="manuals", now=NOW)
-    assert res.plan["date_filter"] is None
-    assert res.plan["date_unused"]["reason"] == "no_dates"
+    assert res.plan.date_filter is None
+    assert res.plan.date_unused is not None and res.plan.date_unused.reason == "no_dates"
     assert res.hits
 
 

@@ -459,14 +459,15 @@ def test_search_pipeline_reranks_and_falls_back(tmp_path: Path) -> None:
         with tansaku.connect(tmp_path / "h", embedder=HashEmbedder(16)) as client:
             client.ingest_records(records, collection="manuals", config=cfg)
             plain = client.search(QUERY, collection="manuals", rerank=False)
-            assert plain.plan["rerank"] is None and plain.hits[0].record.text != DOCS[0]
+            assert plain.plan.rerank is None and plain.hits[0].record.text != DOCS[0]
             res = client.search(QUERY, collection="manuals")
-            assert res.plan["rerank"]["applied"] is True
+            assert res.plan.rerank is not None and res.plan.rerank.applied is True
+            assert res.plan.rerank.model == f"tei:{srv.url}/rerank"
             assert res.hits[0].record.text == DOCS[0] and res.hits[0].rerank_score == 1.0
             assert srv.requests[-1].body["texts"] == [h.record.text for h in plain.hits]
             srv.status = 500
             failed = client.search(QUERY, collection="manuals")
-            assert failed.plan["rerank"]["applied"] is False
-            assert "HTTP 500" in failed.plan["rerank"]["reason"]
+            assert failed.plan.rerank is not None and failed.plan.rerank.applied is False
+            assert "HTTP 500" in failed.plan.rerank.reason
             assert [h.record.id for h in failed.hits] == [h.record.id for h in plain.hits]
             assert all(h.rerank_score is None for h in failed.hits)

@@ -9,12 +9,15 @@ import pytest
 import tansaku
 from tansaku.config import CollectionConfig, QueryConfig
 from tansaku.demo.reports import generate, write_reports_jsonl
+from tansaku.search.classify import QueryLabel
 from tansaku.search.events import read_events
+from tansaku.search.plan import FilterPlan, SynonymPlan
 from tansaku.store.base import Filter
 from tansaku.testing import HashEmbedder
-from tansaku.text.dates import TOKYO
+from tansaku.text.dates import TOKYO, DateRange
 
 NOW = datetime(2025, 12, 11, 9, 0, tzinfo=TOKYO)
+DAY = date(2025, 12, 10)  # 昨日
 CONFIGS = __import__("pathlib").Path(__file__).resolve().parents[2] / "examples" / "configs"
 
 
@@ -32,13 +35,13 @@ def ts(tmp_path_factory):
 def test_yesterdays_problems(ts):
     res = ts.search("昨日の問題", collection="reports", now=NOW)
     plan = res.plan
-    assert plan["classification"]["label"] == "vague"
-    assert plan["date_range"] == {"from": "2025-12-10", "to": "2025-12-10"}
-    assert len(plan["expanded_queries"]) >= 3
-    assert plan["expanded_queries"][0] == "2025-12-10の問題"
-    assert all(q.startswith("2025-12-10の") for q in plan["expanded_queries"])
-    assert plan["synonyms"]["問題"] == ["トラブル", "クレーム", "事故", "不具合"]
-    assert plan["filter"] == {"date_from": "2025-12-10", "date_to": "2025-12-10"}
+    assert plan.classification.label is QueryLabel.VAGUE
+    assert plan.date_range == DateRange(DAY, DAY, "昨日")
+    expanded = plan.stage.expanded_queries
+    assert len(expanded) >= 3 and expanded[0] == "2025-12-10の問題"
+    assert all(q.startswith("2025-12-10の") for q in expanded)
+    assert SynonymPlan("問題", ("トラブル", "クレーム", "事故", "不具合")) in plan.stage.synonyms
+    assert plan.filter == FilterPlan(date_from=DAY, date_to=DAY)
     assert res.hits and {h.record.metadata["date"] for h in res.hits} == {"2025-12-10"}
     text = " ".join(h.record.text for h in res.hits[:5])
     assert "クレーム" in text and "故障" in text
@@ -48,10 +51,10 @@ def test_yesterdays_problems(ts):
 
 def test_expand_switches(ts):
     off = ts.search("昨日の問題", collection="reports", now=NOW, expand=False)
-    assert off.plan["expanded_queries"] == []
-    assert off.plan["date_range"] == {"from": "2025-12-10", "to": "2025-12-10"}
+    assert off.plan.stage.expanded_queries == ()
+    assert off.plan.date_range == DateRange(DAY, DAY, "昨日")
     on = ts.search("冷蔵庫の故障", collection="reports", now=NOW, expand=True)
-    assert len(on.plan["expanded_queries"]) >= 3
+    assert len(on.plan.stage.expanded_queries) >= 3
 
 
 def test_caller_date_filter_wins_over_the_query(ts):
@@ -61,7 +64,7 @@ def test_caller_date_filter_wins_over_the_query(ts):
         now=NOW,
         filter=Filter(date_from=date(2025, 12, 9), date_to=date(2025, 12, 9)),
     )
-    assert res.plan["date_range"] is None
+    assert res.plan.date_range is None
     assert {h.record.metadata["date"] for h in res.hits} == {"2025-12-09"}
 
 
@@ -72,7 +75,7 @@ def test_dates_do_not_filter_a_collection_without_dates(tmp_path):
             collection="manuals",
         )
         res = client.search("昨日の清掃", collection="manuals", now=NOW)
-        assert res.plan["date_range"] is None and res.hits
+        assert res.plan.date_range is None and res.hits
 
 
 def test_staged_retry_keeps_filters_and_reaches_stage_2(tmp_path):
@@ -101,12 +104,12 @@ def test_staged_retry_keeps_filters_and_reaches_stage_2(tmp_path):
         client.ingest_records(recs, collection="cards", config=cfg)
         # stage 1: only `combined` has the words; the field-restricted axis finds nothing first
         r1 = client.search("ランダム ダメージ", collection="cards", synonyms=False)
-        assert r1.plan["retry_stage"] == 1
+        assert r1.plan.stage.retry_stage == 1
         assert [h.doc_id for h in r1.hits] == ["c2"]
-        assert r1.plan["top_k"] == 20 and r1.plan["min_score"] == pytest.approx(-0.05)
+        assert r1.plan.stage.top_k == 20 and r1.plan.stage.min_score == pytest.approx(-0.05)
         # stage 2: only the synonym バウンス→手札に戻す finds c1
         r2 = client.search("バウンス", collection="cards", synonyms=False)
-        assert r2.plan["retry_stage"] == 2 and [h.doc_id for h in r2.hits] == ["c1"]
+        assert r2.plan.stage.retry_stage == 2 and [h.doc_id for h in r2.hits] == ["c1"]
         # filters are never dropped: the class filter excludes c1 at every stage
         r3 = client.search(
             "バウンス",
@@ -114,10 +117,10 @@ def test_staged_retry_keeps_filters_and_reaches_stage_2(tmp_path):
             synonyms=False,
             filter=Filter(equals={"class": "エルフ"}),
         )
-        assert r3.hits == () and r3.plan["retry_stage"] == 2
-        assert r3.plan["filter"] == {"equals": {"class": "エルフ"}}
+        assert r3.hits == () and r3.plan.stage.retry_stage == 2
+        assert r3.plan.filter == FilterPlan(equals=(("class", "エルフ"),))
         off = client.search("バウンス", collection="cards", synonyms=False, retry=False)
-        assert off.hits == () and off.plan["retry_stage"] == 0
+        assert off.hits == () and off.plan.stage.retry_stage == 0
 
 
 def test_search_events_and_counters(ts):
@@ -164,5 +167,5 @@ def test_expander_failure_falls_back_to_the_original_query(ts):
         res = ts.search("昨日の問題", collection="reports", now=NOW)
     finally:
         ts.with_services(expander=saved)
-    assert res.plan["expanded_queries"] == ["2025-12-10の問題"]
+    assert res.plan.stage.expanded_queries == ("2025-12-10の問題",)
     assert res.hits

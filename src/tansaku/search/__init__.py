@@ -16,6 +16,7 @@ from tansaku.search.merge import (
     merge_rrf,
     rerank_with_weights,
 )
+from tansaku.search.plan import SearchPlan, StagePlan
 from tansaku.search.types import AxisScore, Hit, SearchRequest, SearchResult
 
 __all__ = [
@@ -32,9 +33,11 @@ __all__ = [
     "RuleClassifier",
     "RuleExpander",
     "SearchEventLog",
+    "SearchPlan",
     "SearchRequest",
     "SearchResult",
     "SearchServices",
+    "StagePlan",
     "build_event",
     "classify",
     "enhance_with_metadata",
