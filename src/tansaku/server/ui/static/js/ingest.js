@@ -1,77 +1,145 @@
-// データ取り込み: preview the chosen files in the browser, POST /api/ingest (multipart), then
-// poll GET /api/jobs/{id} for progress, counts and per-file failures.
+// データ取り込み: the chosen files previewed — a CSV/TSV/JSONL by the server (POST
+// /api/ingest/preview: its encoding and delimiter found, the first rows, a column mapping to
+// adjust; see ingest_mapping.js), other text in the browser — then POST /api/ingest (multipart,
+// with the mapping) and GET /api/jobs/{id} polled for progress, counts and per-file failures.
 import { api, clear, el, num, showError, sleep, toast } from "./api.js";
+import { TABULAR, buildMapping, extOf, renderMapping } from "./ingest_mapping.js";
 
-const PREVIEW_ROWS = 5;
+const SHOWN_FILES = 3;
 const form = document.getElementById("upload");
 const input = document.getElementById("files");
 const collection = document.getElementById("collection");
-const preview = document.getElementById("preview");
+const preview = document.getElementById("file-previews");
+const mappingBox = document.getElementById("mapping");
+const mappingBody = document.getElementById("mapping-body");
+const mappingNote = document.getElementById("mapping-note");
+const errors = document.getElementById("form-errors");
 const start = document.getElementById("start");
 const jobBox = document.getElementById("job");
 const STAGES = { load: "読み込み", chunk: "分割", embed: "埋め込み", write: "書き込み" };
-const STATUS = { queued: "待機中", running: "実行中", done: "完了", failed: "失敗" };
+const STATUS = { queued: "待機中", running: "実行中", done: "完了", failed: "失敗", cancelled: "取り消し" };
+const FORMATS = { csv: "CSV", tsv: "TSV", jsonl: "JSONL", json: "JSON" };
+const DELIMITERS = { ",": "カンマ", "\t": "タブ", ";": "セミコロン", "|": "縦棒" };
 
-/** Parse delimited text (quotes and doubled quotes, CRLF) into at most `limit` rows. */
-export function parseDelimited(text, sep, limit) {
-  const rows = [];
-  let row = [];
-  let cell = "";
-  let quoted = false;
-  for (let i = 0; i < text.length && rows.length < limit; i += 1) {
-    const ch = text[i];
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') { cell += '"'; i += 1; }
-      else if (ch === '"') quoted = false;
-      else cell += ch;
-    } else if (ch === '"' && cell === "") quoted = true;
-    else if (ch === sep) { row.push(cell); cell = ""; }
-    else if (ch === "\n" || ch === "\r") {
-      if (ch === "\r" && text[i + 1] === "\n") i += 1;
-      row.push(cell); rows.push(row); row = []; cell = "";
-    } else cell += ch;
-  }
-  if ((cell || row.length) && rows.length < limit) { row.push(cell); rows.push(row); }
-  return rows;
+let mapper = null;  // the mapping controls of the previewed table file, when there is one
+let shown = null;  // what they were rendered from: { file, tables, result, start }
+let previewed = 0;  // which preview is current (a newer file choice wins)
+let refreshing = Promise.resolve();  // a collection's saved mapping being fetched
+const known = new Set();  // the team's collections
+
+function showErrors(messages) {
+  clear(errors);
+  if (!messages.length) return;
+  errors.append(el("div", { class: "error", role: "alert" },
+    el("strong", {}, "取り込みを開始できません"),
+    el("ul", {}, messages.map((m) => el("li", {}, m)))));
 }
 
-function table(rows) {
-  const [head, ...body] = rows;
-  return el("div", { class: "scroll" }, el("table", {},
-    el("thead", {}, el("tr", {}, head.map((h) => el("th", {}, h)))),
-    el("tbody", {}, body.map((r) => el("tr", {}, r.map((c) => el("td", { class: "small" }, c.length > 120 ? `${c.slice(0, 120)}…` : c)))))));
-}
-
-async function previewFile(file) {
-  const ext = file.name.toLowerCase().split(".").pop();
+function localPreview(file, text) {
   const box = el("div", { class: "stack" }, el("h3", {}, `${file.name}(${num(file.size)} バイト)`));
-  if (["pdf", "docx"].includes(ext)) {
-    box.append(el("p", { class: "small muted" }, "PDF・Word の中身はサーバーで読み込みます(プレビューなし)"));
-    return box;
-  }
-  const text = await file.slice(0, 64 * 1024).text();
-  if (ext === "csv" || ext === "tsv") {
-    const rows = parseDelimited(text.replace(/^\ufeff/, ""), ext === "tsv" ? "\t" : ",", PREVIEW_ROWS + 1);
-    if (rows.length) box.append(el("p", { class: "small muted" }, `先頭 ${rows.length - 1} 行`), table(rows));
-  } else if (ext === "jsonl") {
-    const lines = text.split("\n").filter((l) => l.trim()).slice(0, PREVIEW_ROWS);
-    box.append(el("pre", { class: "light" }, lines.join("\n")));
+  if (text === null) {
+    box.append(el("p", { class: "small muted" }, "PDF・Word の中身はサーバーで読み込みます(プレビューなし・列の割り当てなし)"));
   } else {
     box.append(el("pre", { class: "light" }, text.slice(0, 600) + (text.length > 600 ? "\n…" : "")));
   }
   return box;
 }
 
-input.addEventListener("change", async () => {
-  clear(preview);
-  for (const file of [...input.files].slice(0, 3)) {
+function describe(data, file) {
+  const parts = [`形式: ${FORMATS[data.format] || data.format}`];
+  if (data.encoding) parts.push(`文字コード: ${data.encoding}`);
+  if (data.delimiter) parts.push(`区切り: ${DELIMITERS[data.delimiter] || data.delimiter}`);
+  parts.push(`${num((data.columns || []).length)} 列`);
+  return `${file.name} — ${parts.join("・")}`;
+}
+
+/** POST the file to the preview; the collection goes along when it exists (its saved
+ * mapping comes back as `current`). */
+function fetchPreview(file) {
+  const data = new FormData();
+  data.append("file", file, file.name);
+  const name = collection.value.trim();
+  if (known.has(name)) data.append("collection", name);
+  return api("/api/ingest/preview", { method: "POST", form: data });
+}
+
+function renderTable(file, tables, result) {
+  clear(mappingBody);
+  mappingNote.textContent = describe(result, file)
+    + (tables.length > 1 ? `。同じ割り当てを表のファイル ${tables.length} 個すべてに使います` : "");
+  mapper = renderMapping(mappingBody, result, { onChange: recheck });
+  shown = { file, tables, result, start: JSON.stringify(result.current || result.suggested) };
+}
+
+async function previewTable(file, tables, token) {
+  clear(mappingBody).append(el("p", { class: "small muted pending" }, `${file.name} を読み込んでいます`));
+  mappingBox.classList.remove("hidden");
+  let result;
+  try {
+    result = await fetchPreview(file);
+  } catch (err) {
+    if (token !== previewed) return;
+    mapper = shown = null;
+    clear(mappingNote);
+    showError(mappingBody, { message: `${file.name}: ${err.message}` });
+    mappingBody.append(el("p", { class: "small muted" }, "このファイルは列の割り当てなしで送られ、取り込みジョブで理由つきで報告されます。"));
+    return;
+  }
+  if (token === previewed) renderTable(file, tables, result);
+}
+
+/** Another collection chosen: its saved mapping becomes the starting point, unless the user
+ * changed the mapping already (then it stays as chosen). Only re-rendered when it differs. */
+async function collectionChanged() {
+  if (!mapper || !shown || mapper.state.touched) return;
+  const token = previewed;
+  const was = shown;
+  let result = { ...was.result, current: null };
+  if (known.has(collection.value.trim())) {
     try {
-      preview.append(await previewFile(file));
-    } catch (err) {
+      result = await fetchPreview(was.file);
+    } catch (_) {
+      return;  // the mapping shown stays usable
+    }
+  }
+  if (token !== previewed || shown !== was || mapper.state.touched) return;
+  if (JSON.stringify(result.current || result.suggested) !== was.start) renderTable(was.file, was.tables, result);
+}
+
+/** After a change, the shown problems are checked again (nothing shown: nothing to do). */
+function recheck() {
+  if (errors.firstChild) check({ focus: false });
+}
+
+async function showPreviews() {
+  const token = ++previewed;
+  const files = [...input.files];
+  const tables = files.filter((f) => TABULAR.includes(extOf(f.name)));
+  showErrors([]);
+  mapper = shown = null;
+  clear(mappingNote);
+  clear(mappingBody);
+  mappingBox.classList.toggle("hidden", !tables.length);
+  clear(preview);
+  const others = files.filter((f) => !tables.includes(f));
+  for (const file of others.slice(0, SHOWN_FILES)) {
+    try {
+      const text = ["pdf", "docx"].includes(extOf(file.name)) ? null : await file.slice(0, 64 * 1024).text();
+      if (token !== previewed) return;
+      preview.append(localPreview(file, text));
+    } catch (_) {
       preview.append(el("p", { class: "error" }, `${file.name}: プレビューできません`));
     }
   }
-  if (input.files.length > 3) preview.append(el("p", { class: "small muted" }, `ほか ${input.files.length - 3} ファイル`));
+  if (others.length > SHOWN_FILES) preview.append(el("p", { class: "small muted" }, `ほか ${others.length - SHOWN_FILES} ファイル`));
+  if (tables.length) await previewTable(tables[0], tables, token);
+}
+
+input.addEventListener("change", () => showPreviews());
+// the collection's own [ingest] mapping becomes the starting point — unless the user chose
+collection.addEventListener("change", () => {
+  recheck();
+  refreshing = collectionChanged();
 });
 
 function renderJob(job) {
@@ -107,14 +175,46 @@ async function follow(job) {
   toast(job.status === "done" ? "取り込みが終わりました" : "取り込みに失敗しました", job.status !== "done");
 }
 
+/** What is wrong before anything is sent (Japanese), focusing the first control at fault. */
+function check({ focus = true } = {}) {
+  const problems = [];
+  if (!collection.value.trim()) problems.push("コレクション名を入力してください");
+  if (!input.files.length) problems.push("取り込むファイルを選んでください");
+  let mapping = null;
+  if (mapper) {
+    const built = buildMapping(mapper.choices(), mapper.sourceType(), { family: mapper.family });
+    problems.push(...built.errors);
+    mapping = built.mapping;
+  }
+  showErrors(problems);
+  if (problems.length && focus) {
+    const first = !collection.value.trim() ? collection : !input.files.length ? input : mappingBody.querySelector("select");
+    if (first) first.focus();
+  }
+  return { ok: !problems.length, mapping };
+}
+
 form.addEventListener("submit", async (event) => {
   event.preventDefault();
+  await refreshing;
+  const { ok, mapping } = check();
+  if (!ok) return;
   const data = new FormData();
   data.append("collection", collection.value.trim());
   for (const file of input.files) data.append("files", file, file.name);
+  if (mapping) data.append("mapping", JSON.stringify(mapping));
   start.disabled = true;
+  let job;
   try {
-    await follow(await api("/api/ingest", { method: "POST", form: data }));
+    job = await api("/api/ingest", { method: "POST", form: data });
+  } catch (err) {
+    showErrors([err.message]);
+    errors.scrollIntoView({ block: "nearest" });
+    start.disabled = false;
+    return;
+  }
+  try {
+    await follow(job);
     loadList();
   } catch (err) {
     jobBox.classList.remove("hidden");
@@ -128,6 +228,8 @@ async function loadList() {
   try {
     const data = await api("/api/collections");
     const list = clear(document.getElementById("collection-list"));
+    known.clear();
+    for (const c of data.collections) known.add(c.name);
     for (const c of data.collections) list.append(el("option", { value: c.name }, c.description || c.name));
   } catch (_) { /* the name can still be typed */ }
 }
