@@ -9,9 +9,10 @@ UTF-16 by BOM, Shift_JIS (cp932) for CSV/TSV; the same CSV reader). The suggesti
 every row (up to :data:`SCAN_ROWS`): the id is a column named like one (``id``, ``*_id``,
 ``番号``, ``コード``) whose values are unique, else the first column of unique short codes; the
 title a column named like one (``名前``, ``タイトル``, ``件名``, ``title``, ``name``,
-``店舗名``…); the first column whose values read as dates becomes metadata ``date``; long text
-columns (and the title) make the text field ``body``; the other columns become metadata
-(``店舗`` → ``store``, ``カテゴリ`` → ``category`` …, else under their own name).
+``店舗名``…); the first column whose values read as dates becomes metadata ``date``; prose
+columns (long values or sentences; not JSON, links) and the title make the text field
+``body``; the other columns become metadata (``店舗`` → ``store``, ``カテゴリ`` →
+``category`` …, else under their own name).
 """
 
 from __future__ import annotations
@@ -41,10 +42,12 @@ SCAN_ROWS = 10_000
 LONG_TEXT_AVG = 40  # a column whose values average more characters is text to search
 ID_MAX_CHARS = 40
 BODY_FIELD = "body"
-_ID_NAMES = re.compile(r"^(id|_id|no|code|.*[_ ]id|.*番号|.*コード|.*ＩＤ|.*ID)$", re.IGNORECASE)
+_ID_NAMES = re.compile(r"^(id|no|code|.*[^a-z]id|.*番号|.*コード)$")  # NFKC, lower-cased
 _TITLE_NAMES = ("title", "name", "タイトル", "件名", "名称", "名前", "表題", "見出し")
 _TITLE_SUFFIXES = ("_name", "_title", "名", "名称", "タイトル")
 _NUMBER = re.compile(r"^[+-]?[\d,]+(\.\d+)?$")
+_LINK = re.compile(r"^(https?://\S+|[^@\s]+@[^@\s]+\.\w+)$")
+_PROSE = re.compile(r"[。、！？!?]")
 
 
 class FileProblem(LoadError):
@@ -238,11 +241,18 @@ def _is_dates(values: list[str]) -> bool:
     return bool(values) and sum(normalize_date(v) is not None for v in values) >= 0.8 * len(values)
 
 
-def _is_long(values: list[str]) -> bool:
-    return bool(values) and (
-        sum(len(v) for v in values) / len(values) > LONG_TEXT_AVG
-        or max(len(v) for v in values) > SHORT_VALUE
-    )
+def _share(values: list[str], test: Any) -> float:
+    return sum(1 for v in values if test(v)) / len(values)
+
+
+def _is_text(values: list[str]) -> bool:
+    """Prose to search: long values, or sentences (。、!?) — not JSON, links or addresses."""
+    if not values or _share(values, lambda v: v[:1] in "[{" or _LINK.match(v)) >= 0.8:
+        return False
+    avg = sum(len(v) for v in values) / len(values)
+    if avg > LONG_TEXT_AVG or max(len(v) for v in values) > SHORT_VALUE:
+        return True
+    return avg >= 10 and _share(values, _PROSE.search) >= 0.3
 
 
 def suggest_mapping(table: Table) -> dict[str, Any]:
@@ -257,7 +267,7 @@ def suggest_mapping(table: Table) -> dict[str, Any]:
             continue
         if "date" not in metadata and _is_dates(values):
             metadata["date"] = col
-        elif _is_long(values):
+        elif _is_text(values):
             text.append(col)
         else:
             key = canonical_key(col)
