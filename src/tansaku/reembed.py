@@ -141,7 +141,9 @@ def reembed(
     new_model, new_dim = embedder.name, embedder.dim
     before = embedder.embedded
     with ts.writing(name, on_wait=on_wait, lazy=True) as col:
-        source = ts.collection(name)  # the commit the writer works from: the old model's view
+        # the commit the writer works from (the old model's view), let go before the commit
+        # so that the writer's clean-up can remove its generation
+        source = ts.backend.open_view(name)
         plan = _plan(source, new_model, new_dim)
         if not plan.has_dense or not (plan.needed or force):
             return ReembedReport(plan, 0, 0, (), changed=False)
@@ -183,6 +185,7 @@ def reembed(
             crashpoint("reembed")
             if progress is not None:
                 progress(done, plan.records)
+        del source, points_of
         with col.lock:
             col.state.embedder, col.state.dim = new_model, new_dim
         if col.store.needs_index(written):
