@@ -73,6 +73,13 @@ def test_reembed_moves_a_collection_to_the_configured_model(
     assert "「openai/model-a@32」(32次元)" in refused.stderr
     assert "`tansaku reembed reports`" in refused.stderr
 
+    extra = write_reports(tmp_path / "extra", ["唐揚げの仕込みが間に合わなかった。"])
+    committed = generations.current(home / "collections" / "reports")
+    ingested = run_cli(home, new, "ingest", str(extra), "-c", "reports")
+    assert ingested.returncode == 1
+    assert "この取り込みはモデル「openai/model-b@48」" in ingested.stderr
+    assert generations.current(home / "collections" / "reports") == committed
+
     unconfirmed = run_cli(home, new, "reembed", "reports")  # stdin is no terminal
     assert unconfirmed.returncode == 2 and "--yes" in unconfirmed.stderr
     proc = run_cli(home, new, "reembed", "reports", "--embedder-from-config", "--yes", "--json")
