@@ -67,9 +67,23 @@ function axisTable(hit, maxScores) {
     })));
 }
 
+const TAGGED = ["date", "store", "section", "chapter", "category"];
+const UNSHOWN = new Set([...TAGGED, "title", "source", "chunk_index"]);
+const MORE_SHOWN = 12;
+
+/** The hit's other metadata (a CSV's mapped columns, a report's author …) as `key: value`. */
+function metaLine(metadata) {
+  const rest = Object.entries(metadata || {}).filter(([k, v]) => !UNSHOWN.has(k) && v !== null && v !== "");
+  if (!rest.length) return null;
+  const text = (v) => { const t = Array.isArray(v) ? v.join("、") : typeof v === "object" ? JSON.stringify(v) : String(v); return t.length > 80 ? `${t.slice(0, 80)}…` : t; };
+  return el("p", { class: "small meta" }, rest.slice(0, MORE_SHOWN).map(([k, v]) =>
+    el("span", { class: "kv", "data-key": k }, el("span", { class: "muted" }, `${k}: `), text(v))),
+    rest.length > MORE_SHOWN ? el("span", { class: "muted" }, `ほか ${rest.length - MORE_SHOWN} 項目`) : null);
+}
+
 function hitNode(hit, i, maxScores, col) {
   const title = (hit.metadata && hit.metadata.title) || hit.doc_id;
-  const meta = ["date", "store", "section", "chapter", "category"].map((k) => hit.metadata && hit.metadata[k]).filter(Boolean);
+  const meta = TAGGED.map((k) => hit.metadata && hit.metadata[k]).filter(Boolean);
   const text = hit.text.length > 260 ? `${hit.text.slice(0, 260)}…` : hit.text;
   return el("article", { class: "hit" },
     el("div", { class: "head" }, el("span", { class: "rank" }, `${i + 1}.`),
@@ -77,6 +91,7 @@ function hitNode(hit, i, maxScores, col) {
       el("span", { class: "tag" }, hit.field), meta.map((m) => el("span", { class: "tag" }, String(m))),
       hit.rerank_score !== undefined ? el("span", { class: "tag" }, `再ランク ${hit.rerank_score.toFixed(3)}`) : null),
     el("div", { class: "text" }, text),
+    metaLine(hit.metadata),
     hit.matched_queries ? el("p", { class: "small muted" }, `一致したクエリ: ${hit.matched_queries.join(" / ")}`) : null,
     axisTable(hit, maxScores));
 }

@@ -1,0 +1,176 @@
+"""The upload page's column mapping in a real browser: a Shift_JIS store list is read by the
+server (its encoding found, the first rows shown as text — a hostile cell stays inert), its
+columns mapped (店舗名 → タイトル, 住所 → 本文, 開店日 → 日付, エリア → メタデータ), mistakes
+explained in Japanese beside the form before anything is sent, the upload run as a job, and a
+store then found on the search test page with its mapped metadata. A Markdown file beside it
+skips the mapping; on a phone the mapping fits the screen."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .support import HOSTILE
+
+STORES = [
+    ("店舗コード", "店舗名", "住所", "開店日", "エリア", "備考"),
+    ("S001", "新宿三丁目店", "東京都新宿区新宿3-14-1 2階", "2019/04/01", "東京西", "駅直結"),
+    ("S002", "横浜西口店", "神奈川県横浜市西区南幸1-5-1", "2020/10/15", "神奈川", HOSTILE),
+    ("S003", "梅田茶屋町店", "大阪府大阪市北区茶屋町8-26", "2022/07/20", "関西", "深夜営業あり"),
+]
+
+
+def store_csv(path: Path) -> Path:
+    """The store list as Excel in Japan saves it: Shift_JIS (cp932), CRLF."""
+    text = "\r\n".join(",".join(row) for row in STORES) + "\r\n"
+    path.write_bytes(text.encode("cp932"))
+    return path
+
+
+def role(page, column: str, value: str, name: str | None = None) -> None:
+    page.select_option(f"#mapping select[data-column='{column}']", value)
+    if name is not None:
+        page.locator(f".map-row[data-column='{column}'] .map-name input").fill(name)
+
+
+def map_stores(page) -> None:
+    role(page, "店舗コード", "id")
+    role(page, "店舗名", "title")
+    role(page, "住所", "text", "body")
+    role(page, "開店日", "date")
+    role(page, "エリア", "meta", "area")
+    role(page, "備考", "skip")
+
+
+def test_map_a_shift_jis_csv_upload_it_and_find_a_store(live, watched, tmp_path: Path):
+    page = watched.page
+    csv = store_csv(tmp_path / "店舗一覧.csv")
+    note = tmp_path / "店舗運営メモ.md"
+    note.write_text("# 店舗運営メモ\n\n閉店後はレジ締めを二人で行います。\n", encoding="utf-8")
+    posted: list[str] = []
+    page.on("request", lambda r: posted.append(r.url) if r.method == "POST" else None)
+
+    page.goto(live.base_url + "/ingest")
+    page.fill("#collection", "stores_map")
+    page.set_input_files("#files", [str(csv), str(note)])
+    page.wait_for_selector("#mapping .map-row")
+    assert page.locator("#mapping .map-row").count() == 6
+    described = page.locator("#mapping-note").inner_text()
+    assert "店舗一覧.csv" in described and "CSV" in described
+    assert "文字コード" in described and "カンマ" in described
+    table = page.locator("#mapping table.preview-rows")
+    assert table.locator("tbody tr").count() == 3
+    assert "新宿三丁目店" in table.inner_text()  # decoded from Shift_JIS
+    hostile = table.locator("td", has_text="<img")
+    assert hostile.inner_text() == HOSTILE  # the cell is text, not an element
+    assert page.locator("#preview img").count() == 0
+    assert "店舗運営メモ" in page.locator("#file-previews").inner_text()  # no mapping for it
+
+    # mistakes are explained beside the form and nothing is uploaded
+    map_stores(page)
+    role(page, "住所", "title")
+    role(page, "エリア", "meta", "")
+    page.click("#start")
+    errors = page.locator("#form-errors [role=alert]")
+    errors.wait_for()
+    text = errors.inner_text()
+    assert "タイトルにできる列は1つだけです" in text
+    assert "本文にする列を1つ以上選んでください" in text
+    assert "列「エリア」のメタデータのキーを入力してください" in text
+    assert not any(u.endswith("/api/ingest") for u in posted)
+
+    map_stores(page)  # fixed: the errors go as the mapping changes
+    page.wait_for_selector("#form-errors [role=alert]", state="detached")
+    tags = page.locator("#mapping thead .role").all_inner_texts()
+    assert tags[:5] == ["ID", tags[1], "本文: body", "日付", "メタデータ: area"]
+    assert tags[1].startswith("タイトル") and tags[5] == "使わない"
+    page.click("#start")
+    page.wait_for_function(
+        "() => /完了|失敗/.test(document.getElementById('job-status').textContent)"
+    )
+    status = page.locator("#job-status").inner_text()
+    assert status.startswith("完了"), (status, page.locator("#job-result").inner_text())
+    assert page.locator("ul.failures li").count() == 0
+
+    page.goto(live.base_url + "/search?collection=stores_map&q=新宿区の店舗")
+    page.wait_for_selector("#weights .card")
+    page.click("#run")
+    page.wait_for_selector(".hit")
+    hit = page.locator(".hit", has_text="新宿三丁目店").first
+    head = hit.locator(".head").inner_text()
+    assert "新宿三丁目店" in head and "2019-04-01" in head  # title and the normalised date
+    assert hit.locator(".meta .kv[data-key=area]").inner_text() == "area: 東京西"
+    assert "東京都新宿区" in hit.locator(".text").inner_text()
+    assert "駅直結" not in hit.inner_text()  # 備考 was not used
+    if os.environ.get("TANSAKU_UI_SCREENSHOTS"):
+        out = Path(os.environ["TANSAKU_UI_SCREENSHOTS"])
+        out.mkdir(parents=True, exist_ok=True)
+        page.goto(live.base_url + "/ingest?collection=stores_map")
+        page.set_input_files("#files", [str(csv)])
+        page.wait_for_selector("#mapping .map-row")
+        page.wait_for_load_state("networkidle")
+        page.screenshot(path=str(out / "ui-ingest.png"), full_page=True)
+    watched.assert_clean(live.base_url)
+
+
+def test_the_collections_saved_mapping_is_the_starting_point(live, watched, tmp_path: Path):
+    """After an upload with a mapping, the same collection starts from that mapping."""
+    page = watched.page
+    csv = store_csv(tmp_path / "店舗一覧2.csv")
+    page.goto(live.base_url + "/ingest")
+    page.fill("#collection", "stores_saved")
+    page.set_input_files("#files", [str(csv)])
+    page.wait_for_selector("#mapping .map-row")
+    map_stores(page)
+    page.click("#start")
+    page.wait_for_function(
+        "() => /完了|失敗/.test(document.getElementById('job-status').textContent)"
+    )
+    assert page.locator("#job-status").inner_text().startswith("完了")
+
+    page.goto(live.base_url + "/ingest?collection=stores_saved")
+    page.wait_for_selector("#collection-list option[value=stores_saved]", state="attached")
+    page.set_input_files("#files", [str(csv)])
+    page.wait_for_selector("#mapping .map-row")
+    assert "このコレクションに保存された割り当て" in page.locator("#mapping").inner_text()
+    chosen = {
+        col: page.locator(f"#mapping select[data-column='{col}']").input_value()
+        for col in STORES[0]
+    }
+    assert chosen == {
+        "店舗コード": "id",
+        "店舗名": "title",
+        "住所": "text",
+        "開店日": "date",
+        "エリア": "meta",
+        "備考": "skip",
+    }
+    key = page.locator(".map-row[data-column='エリア'] .map-name input")
+    assert key.input_value() == "area"
+    watched.assert_clean(live.base_url)
+
+
+def test_the_mapping_is_usable_from_the_keyboard_and_on_a_phone(live, watched, tmp_path: Path):
+    page = watched.page
+    page.set_viewport_size({"width": 390, "height": 844})
+    csv = store_csv(tmp_path / "店舗一覧3.csv")
+    page.goto(live.base_url + "/ingest")
+    page.set_input_files("#files", [str(csv)])
+    page.wait_for_selector("#mapping .map-row")
+    wide = page.evaluate("document.documentElement.scrollWidth")
+    assert wide <= 391, f"the mapping scrolls sideways on a phone ({wide}px)"
+    select = page.locator("#mapping select[data-column='エリア']")
+    select.focus()
+    assert select.get_attribute("aria-label") == "列「エリア」の使い方"
+    select.select_option("meta")
+    key = page.locator(".map-row[data-column='エリア'] .map-name input")
+    key.focus()
+    assert key.get_attribute("aria-label") == "列「エリア」のメタデータのキー"
+    key.fill("title")  # reserved: the loader sets it
+    page.locator("#collection").focus()
+    page.keyboard.type("stores_phone")
+    page.keyboard.press("Enter")  # submits the form from the keyboard
+    errors = page.locator("#form-errors [role=alert]")
+    errors.wait_for()
+    assert "キー「title」は使えません" in errors.inner_text()
+    watched.assert_clean(live.base_url)
