@@ -10,7 +10,9 @@ whatever the backend.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator
+import os
+import tomllib
+from collections.abc import Hashable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Protocol
@@ -107,25 +109,37 @@ class EmbeddedBackend:
         return (self.workspace.collection_dir(collection) / "config.toml").is_file()
 
 
-BackendFactory = Callable[[str, Workspace], Backend]
+class BackendFactory(Protocol):
+    """Opens the backend of a URL (``api_key``: the server's, when it needs one)."""
+
+    def __call__(
+        self, url: str, workspace: Workspace, *, api_key: str | None = None
+    ) -> Backend: ...
+
+
 _SCHEMES: dict[str, BackendFactory] = {}
 
 
 def register_scheme(scheme: str, factory: BackendFactory) -> None:
-    """Let ``connect("<scheme>://…")`` open collections through ``factory(url, workspace)``
-    (the Qdrant server backend registers ``http`` and ``https``)."""
+    """Let ``connect("<scheme>://…")`` open collections through ``factory(url, workspace,
+    api_key=…)`` (the Qdrant server backend registers ``http``, ``https``, ``qdrant+local``
+    and ``qdrant+memory``)."""
     _SCHEMES[scheme.lower()] = factory
 
 
 def is_url(target: str | Path | None) -> bool:
-    """Whether ``target`` names a server (``scheme://host…``) rather than a folder."""
-    if not isinstance(target, str):
+    """Whether ``target`` names a server (``scheme://host…``, or ``scheme://…`` of a
+    registered scheme such as ``qdrant+local:///abs/dir``) rather than a folder."""
+    if not isinstance(target, str) or "://" not in target:
         return False
     parsed = urlparse(target)
-    return bool(parsed.scheme) and len(parsed.scheme) > 1 and bool(parsed.netloc)
+    scheme = parsed.scheme.lower()
+    return len(scheme) > 1 and (bool(parsed.netloc) or scheme in _SCHEMES)
 
 
-def backend_for(target: str | Path | None, workspace: Workspace) -> Backend:
+def backend_for(
+    target: str | Path | None, workspace: Workspace, *, api_key: str | None = None
+) -> Backend:
     """The backend of ``target``: a folder (or ``None``) is the embedded workspace itself; a
     URL picks the backend registered for its scheme."""
     if not is_url(target):
@@ -139,7 +153,49 @@ def backend_for(target: str | Path | None, workspace: Workspace) -> Backend:
             f"接続先「{url}」のバックエンドがありません(登録済みの URL 形式: {known})。"
             "ローカルのフォルダを指定すると組み込みのストアを使います"
         )
-    return factory(url, workspace)
+    if api_key is None:  # factories registered before API keys take (url, workspace)
+        return factory(url, workspace)
+    return factory(url, workspace, api_key=api_key)
+
+
+def configured_url(workspace: Workspace) -> str | None:
+    """The server a workspace's collections live in, when one is configured:
+    ``$TANSAKU_QDRANT_URL``, else ``[qdrant] url`` of its ``tansaku.toml``; else None (the
+    embedded store)."""
+    from tansaku.store.qdrant.settings import ENV_URL
+
+    url = os.environ.get(ENV_URL, "").strip()
+    if url:
+        return url
+    path = workspace.home / "tansaku.toml"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        table = tomllib.loads(text).get("qdrant", {})
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} の TOML が不正です: {exc}") from None
+    found = table.get("url") if isinstance(table, dict) else None
+    return found.strip() if isinstance(found, str) and found.strip() else None
+
+
+def _qdrant(url: str, workspace: Workspace, *, api_key: str | None = None) -> Backend:
+    """The Qdrant server backend (``qdrant-client`` is the ``qdrant`` extra: imported here)."""
+    from tansaku.errors import MissingExtra
+    from tansaku.store.qdrant.settings import import_qdrant_client
+
+    try:
+        import_qdrant_client()
+    except MissingExtra as exc:  # a setting to fix, like a wrong URL: the message says how
+        raise ConfigError(str(exc)) from exc
+    from tansaku.store.qdrant.backend import open_backend
+
+    return open_backend(url, workspace, api_key=api_key)
+
+
+for _scheme in ("http", "https", "qdrant+local", "qdrant+memory"):
+    register_scheme(_scheme, _qdrant)
 
 
 def workspace_home(target: str | Path | None) -> str | Path | None:
@@ -150,8 +206,10 @@ def workspace_home(target: str | Path | None) -> str | Path | None:
 
 __all__ = [
     "Backend",
+    "BackendFactory",
     "EmbeddedBackend",
     "backend_for",
+    "configured_url",
     "is_url",
     "register_scheme",
     "workspace_home",

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tansaku.backends import Backend, backend_for, workspace_home
+from tansaku.backends import Backend, backend_for, configured_url, is_url, workspace_home
 from tansaku.collection import Collection, CollectionState
 from tansaku.config import AxisMode, CollectionConfig, load_config
 from tansaku.embed.base import Embedder
@@ -386,27 +386,36 @@ def _dense(col: Collection, request: SearchRequest) -> bool:
 
 
 def connect(
-    target: str | Path | None = None, *, embedder: Embedder | None = None, create: bool = True
+    target: str | Path | None = None,
+    *,
+    embedder: Embedder | None = None,
+    create: bool = True,
+    api_key: str | None = None,
 ) -> Tansaku:
     """Open the workspace at ``target`` / ``$TANSAKU_HOME`` / ``./.tansaku``, creating it
     unless ``create=False`` (then a missing folder raises
     :class:`~tansaku.errors.WorkspaceNotFound`: read commands never create a workspace).
 
     ``target`` picks the backend (``tansaku.backends``): a folder keeps the collections in it
-    (the embedded store); a URL (``http://host:6333``) names a server backend registered for
-    its scheme, with the local workspace of ``$TANSAKU_HOME`` for caches and logs.
+    (the embedded store), unless ``$TANSAKU_QDRANT_URL`` or ``[qdrant] url`` of the folder's
+    ``tansaku.toml`` names a Qdrant server; a URL (``http://host:6333``,
+    ``qdrant+local:///abs/dir``) names a server backend registered for its scheme, with the
+    local workspace of ``$TANSAKU_HOME`` for caches and logs. With a server, the local
+    workspace holds only caches, logs and tables and is created when missing. ``api_key``:
+    the server's (else ``$TANSAKU_QDRANT_API_KEY``; never from a file).
 
     ``embedder``: None → the workspace's configured one (``[embedder]`` in ``tansaku.toml``,
     ``TANSAKU_EMBED*``; :func:`tansaku.embed.config.load_embedder`), else the bundled model."""
     home = workspace_home(target)
+    url = str(target) if is_url(target) else configured_url(Workspace.from_env(home))
     if embedder is None:
         from tansaku.embed.config import load_embedder
 
         embedder = load_embedder(home)
-    ts = Tansaku(home, embedder=embedder, create=create)
-    if target is not None and str(target) != str(workspace_home(target)):
+    ts = Tansaku(home, embedder=embedder, create=create or url is not None)
+    if url is not None:
         try:
-            ts.backend = backend_for(target, ts.workspace)
+            ts.backend = backend_for(url, ts.workspace, api_key=api_key)
         except BaseException:
             ts.close()
             raise

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from tansaku import generations as g
 from tansaku import handles
@@ -56,11 +57,22 @@ def _open_working(
     return col
 
 
+@runtime_checkable
+class CommitsItself(Protocol):
+    """A backend's storage without generations (a server) that commits a writer itself."""
+
+    def commit(self, col: Collection, *, keep_writing: bool = False) -> None: ...
+
+
 def commit(col: Collection, *, keep_writing: bool = False) -> None:
     """Publish the writer's working generation: state saved, shards flushed, closed and
     settled, config saved, then ``CURRENT`` switched. ``keep_writing``: continue in a new
-    working generation copied from the one just published (a checkpoint of a long ingest)."""
+    working generation copied from the one just published (a checkpoint of a long ingest).
+    A collection of another backend is committed by its storage (:class:`CommitsItself`)."""
     h = col.handles
+    if not isinstance(h, GenHandles) and isinstance(h, CommitsItself):
+        h.commit(col, keep_writing=keep_writing)
+        return
     if not isinstance(h, GenHandles) or not h.writable:
         raise ValueError("commit needs a writer's collection")
     _ = h.store()  # a collection's first commit creates its (empty) record shard

@@ -33,6 +33,7 @@ from tansaku.search.limits import MAX_TOP_K
 from tansaku.workspace import DEFAULT_TEAM, Workspace
 
 DEBUG_ENV = "TANSAKU_DEBUG"
+QDRANT_URL_ENV = "TANSAKU_QDRANT_URL"  # tansaku.store.qdrant.settings.ENV_URL
 _DEBUG_META = "tansaku.debug"
 
 
@@ -92,8 +93,36 @@ def _root(
             help="予期しないエラーのトレースバックを表示する(tansaku --debug COMMAND ...)",
         ),
     ] = False,
+    qdrant_url: Annotated[
+        str | None,
+        typer.Option(
+            "--qdrant-url",
+            envvar=QDRANT_URL_ENV,
+            help=(
+                "コレクションを Qdrant に保存・検索する(http(s)://ホスト:6333、"
+                "qdrant+local:///絶対パス など)。ワークスペースはキャッシュ・ログ用に使う"
+            ),
+        ),
+    ] = None,
 ) -> None:
     ctx.meta[_DEBUG_META] = debug
+    if qdrant_url:  # every command's connect(home) picks the server backend from the env
+        _set_env(ctx, QDRANT_URL_ENV, qdrant_url)
+
+
+def _set_env(ctx: typer.Context, name: str, value: str) -> None:
+    """Set ``name`` for the command, and put the previous value back after it (a test runs
+    many commands in one process)."""
+    before = os.environ.get(name)
+    os.environ[name] = value
+
+    def restore() -> None:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
+
+    ctx.call_on_close(restore)
 
 
 @app.command()
