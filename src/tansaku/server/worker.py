@@ -234,14 +234,14 @@ class Worker:
     def exit_reason(self) -> str:
         code = self.process.exitcode
         if code is None:
-            return "終了状態が不明です"
+            return "終了状態は不明"
         if code < 0:
             try:
                 name = signal.Signals(-code).name
             except ValueError:
                 name = str(-code)
-            return f"シグナル {-code}({name})で終了しました"
-        return f"終了コード {code} で終了しました"
+            return f"シグナル {-code}({name})"
+        return f"終了コード {code}"
 
 
 def start(task: Task) -> Worker:
