@@ -7,7 +7,6 @@ skips the mapping; on a phone the mapping fits the screen."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from .support import HOSTILE
@@ -102,14 +101,6 @@ def test_map_a_shift_jis_csv_upload_it_and_find_a_store(live, watched, tmp_path:
     assert hit.locator(".meta .kv[data-key=area]").inner_text() == "area: 東京西"
     assert "東京都新宿区" in hit.locator(".text").inner_text()
     assert "駅直結" not in hit.inner_text()  # 備考 was not used
-    if os.environ.get("TANSAKU_UI_SCREENSHOTS"):
-        out = Path(os.environ["TANSAKU_UI_SCREENSHOTS"])
-        out.mkdir(parents=True, exist_ok=True)
-        page.goto(live.base_url + "/ingest?collection=stores_map")
-        page.set_input_files("#files", [str(csv)])
-        page.wait_for_selector("#mapping .map-row")
-        page.wait_for_load_state("networkidle")
-        page.screenshot(path=str(out / "ui-ingest.png"), full_page=True)
     watched.assert_clean(live.base_url)
 
 

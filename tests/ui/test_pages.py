@@ -108,7 +108,9 @@ def shoot_qa_job(page, base_url: str, monkeypatch) -> None:
 @pytest.mark.skipif(
     not os.environ.get("TANSAKU_UI_SCREENSHOTS"), reason="set TANSAKU_UI_SCREENSHOTS=<dir>"
 )
-def test_screenshots(live, watched, monkeypatch):
+def test_screenshots(live, watched, monkeypatch, tmp_path: Path):
+    from .test_ingest_mapping_ui import store_csv
+
     out = Path(os.environ["TANSAKU_UI_SCREENSHOTS"])
     out.mkdir(parents=True, exist_ok=True)
     page = watched.page
@@ -144,7 +146,10 @@ def test_screenshots(live, watched, monkeypatch):
     page.wait_for_selector("#summary:not(:empty)")
     shot("unanswered")
     page.goto(live.base_url + "/ingest")
-    shot("ingest")
+    page.fill("#collection", "stores")
+    page.set_input_files("#files", [str(store_csv(tmp_path / "店舗一覧.csv"))])
+    page.wait_for_selector("#mapping .map-row")
+    shot("ingest", full=True)
     shoot_qa_job(page, live.base_url, monkeypatch)
     shot("qa")
     page.goto(live.base_url + "/collections?name=manuals")
