@@ -51,3 +51,15 @@ def source_home(work: Path, embed_env: dict[str, str]) -> Path:
             )  # fmt: skip
             assert report["inserted"] >= 25 and not report["failed"], report
     return home
+
+
+@pytest.fixture(scope="module")
+def exported(source_home: Path, work: Path) -> dict[str, Path]:
+    out = work / "exports"
+    out.mkdir()
+    files = {}
+    for name in CONFIGS:
+        report = cli_json("export", name, "-o", str(out), "--home", str(source_home))
+        files[name] = Path(report["path"])
+        assert files[name] == out / f"{name}.tansaku.tar"
+    return files

@@ -21,18 +21,6 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
-def exported(source_home: Path, work: Path) -> dict[str, Path]:
-    out = work / "exports"
-    out.mkdir()
-    files = {}
-    for name in CONFIGS:
-        report = cli_json("export", name, "-o", str(out), "--home", str(source_home))
-        files[name] = Path(report["path"])
-        assert files[name] == out / f"{name}.tansaku.tar"
-    return files
-
-
-@pytest.fixture(scope="module")
 def imported(exported: dict[str, Path], work: Path, server: FakeEmbeddingServer) -> dict[str, Any]:
     home = work / "home-imported"
     before = len(server.requests)
