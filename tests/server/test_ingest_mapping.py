@@ -323,3 +323,26 @@ def test_mapping_limits_and_files_it_cannot_apply_to(live):
         big = json.dumps({**EVENT_MAPPING, "source_type": "x" * 9000})
         r = upload(http, "x_docs", [("イベント一覧.csv", events_sjis())], big)
         assert r.status_code == 422
+
+
+def test_suggestions_for_the_demo_tables_as_shipped():
+    """The library function on the demo's own files (English headers, Japanese values)."""
+    from tansaku.ingest.preview import read_table, suggest_mapping
+
+    stores = suggest_mapping(read_table("stores.csv", (EXAMPLES / "stores.csv").read_bytes()))
+    assert (stores["id_column"], stores["title_column"]) == ("store_id", "store_name")
+    assert {"description", "menu", "accessibility"} <= set(stores["text_fields"]["body"])
+    meta = stores["metadata_columns"]
+    assert meta["category"] == "category" and meta["phone"] == "phone"
+    assert meta["opening_hours"] == "opening_hours"  # JSON is kept as metadata, not searched
+    assert "email" in meta and "address" in meta
+    events = suggest_mapping(read_table("events.csv", (EXAMPLES / "events.csv").read_bytes()))
+    assert events["text_fields"] == {"body": ["event_name", "description"]}
+    assert events["metadata_columns"]["date"] == "start_date"
+    assert events["metadata_columns"]["url"] == "url"
+    corpus = Path("/work/shared/data/jsquad-ir/corpus.jsonl")
+    if corpus.is_file():  # the JSQuAD passages: Wikipedia titles and paragraphs
+        head = b"".join(corpus.open("rb").readlines()[:200])
+        suggested = suggest_mapping(read_table("corpus.jsonl", head))
+        assert suggested["id_column"] == "_id" and suggested["title_column"] == "title"
+        assert suggested["text_fields"] == {"body": ["title", "text"]}

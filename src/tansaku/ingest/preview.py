@@ -140,6 +140,8 @@ def _objects(name: str, fmt: str, text: str) -> list[dict[str, Any]]:
     if fmt == "json":
         try:
             data = json.loads(text)
+        except RecursionError:
+            raise FileProblem(name, "JSON の入れ子が深すぎます") from None
         except json.JSONDecodeError as exc:
             if not (exc.msg == "Extra data" and text.lstrip().startswith("{")):
                 raise FileProblem(
@@ -157,6 +159,8 @@ def _objects(name: str, fmt: str, text: str) -> list[dict[str, Any]]:
             continue
         try:
             obj = json.loads(line)
+        except RecursionError:
+            raise FileProblem(name, f"{number}行目の JSON の入れ子が深すぎます") from None
         except json.JSONDecodeError as exc:
             raise FileProblem(
                 name, f"{number}行目のJSONが不正です: {exc.msg}({exc.colno}文字目)"
