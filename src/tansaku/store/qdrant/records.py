@@ -17,19 +17,18 @@ short enough that another process's write shows up at once for the next question
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from tansaku.errors import StorageError
 from tansaku.records import Record
-from tansaku.store.base import Filter, ScoredRecord, StoredInfo, StoredPoint
+from tansaku.store.base import Filter, ScoredRecord, StoredPoint
 from tansaku.store.ids import point_id
-from tansaku.store.protocols import Lengths
 from tansaku.store.qdrant import layout
 from tansaku.store.qdrant.filters import filter_payload, idf_params, tenant_filter
+from tansaku.store.qdrant.scans import BATCH, DENSE, SPARSE, RecordScans, to_record
 from tansaku.store.qdrant.settings import QdrantSettings, import_qdrant_client
 from tansaku.store.sparse import SparseVec
 
@@ -37,47 +36,16 @@ import_qdrant_client()  # MissingExtra naming `tansaku[qdrant]` before the impor
 
 from qdrant_client import QdrantClient, models  # noqa: E402
 
-DENSE = "dense"
-SPARSE = "bm25"
-BATCH = 256  # points per upsert request
-PAGE = 1000  # points per scroll page
 EXACT_BELOW = 20_000  # exact dense search below this many points, as the embedded store
 HNSW_EF = 256
 _CANDIDATE_KEYS = ["tenant", "rid", "doc_id", "field", "meta.source_type"]
-T = TypeVar("T")
-
-
-def to_record(payload: Mapping[str, Any]) -> Record:
-    return Record(
-        id=payload["rid"],
-        doc_id=payload["doc_id"],
-        field=payload.get("field", ""),
-        text=payload.get("text", ""),
-        metadata=payload.get("meta") or {},
-    )
 
 
 def sparse_model(vec: SparseVec) -> models.SparseVector:
     return models.SparseVector(indices=list(vec.indices), values=list(vec.values))
 
 
-def _stored_point(p: models.Record) -> StoredPoint:
-    payload = p.payload or {}
-    vectors = p.vector if isinstance(p.vector, dict) else {}
-    sparse = vectors.get(SPARSE)
-    dense = vectors.get(DENSE)
-    return StoredPoint(
-        to_record(payload),
-        SparseVec(tuple(sparse.indices), tuple(sparse.values))
-        if isinstance(sparse, models.SparseVector)
-        else SparseVec((), ()),
-        np.asarray(dense, dtype=np.float32) if isinstance(dense, list) else None,
-        str(payload.get("hash", "")),
-        int(payload.get("bm25_len", 0) or 0),
-    )
-
-
-class QdrantRecordStore:
+class QdrantRecordStore(RecordScans):
     """A :class:`~tansaku.store.protocols.RecordStore` on one Qdrant collection."""
 
     def __init__(
@@ -126,21 +94,6 @@ class QdrantRecordStore:
                     f"Qdrant のコレクション {self.collection} の埋め込み次元({size})が"
                     f"このコレクションの設定({dim})と合いません"
                 )
-
-    # -- cache --------------------------------------------------------------------------
-    def _cached(self, key: Any, compute: Callable[[], T]) -> T:
-        now = time.monotonic()
-        with self._lock:
-            hit = self._cache.get(key)
-            if hit is not None and hit[0] > now:
-                return hit[1]  # type: ignore[no-any-return]
-        value = compute()
-        if self._cache_s > 0:
-            with self._lock:
-                if len(self._cache) >= 1024:
-                    self._cache.clear()
-                self._cache[key] = (now + self._cache_s, value)
-        return value
 
     def _written(self) -> None:
         with self._lock:
@@ -193,7 +146,14 @@ class QdrantRecordStore:
         self._writable()
         if not vectors:
             return
-        stored = {r.id for r in self.get(tenant, list(vectors))}
+        found = self.client.retrieve(
+            self.collection,
+            [point_id(tenant, rid) for rid in vectors],
+            with_payload=["tenant", "rid"],
+        )  # a server refuses the whole batch for one unknown id: keep the stored ones
+        stored = {
+            p.payload["rid"] for p in found if p.payload and p.payload.get("tenant") == tenant
+        }
         ops = [
             models.PointVectors(id=point_id(tenant, rid), vector={SPARSE: sparse_model(v)})
             for rid, v in vectors.items()
@@ -230,143 +190,6 @@ class QdrantRecordStore:
             if p.payload and p.payload.get("tenant") == tenant
         }
         return [by_rid[i] for i in ids if i in by_rid]
-
-    def _scroll(
-        self, flt: models.Filter | None, keys: Sequence[str] | bool, *, vectors: bool = False
-    ) -> Iterator[list[models.Record]]:
-        """Pages of the points matching ``flt`` (in id order) with the payload ``keys``."""
-        if not self._exists:
-            return
-        selector: Any = (
-            keys if isinstance(keys, bool) else models.PayloadSelectorInclude(include=list(keys))
-        )
-        offset: Any = None
-        while True:
-            points, offset = self.client.scroll(
-                self.collection,
-                scroll_filter=flt,
-                limit=PAGE,
-                offset=offset,
-                with_payload=selector,
-                with_vectors=vectors,
-            )
-            if points:
-                yield points
-            if offset is None or not points:
-                return
-
-    def _payloads(
-        self, tenant: str, filter: Filter | None, keys: Sequence[str]
-    ) -> list[dict[str, Any]]:
-        flt = tenant_filter(tenant, filter)
-        return [
-            p.payload
-            for page in self._scroll(flt, ["tenant", *keys])
-            for p in page
-            if p.payload and p.payload.get("tenant") == tenant
-        ]
-
-    def scan(
-        self,
-        tenant: str,
-        filter: Filter | None = None,
-        *,
-        with_text: bool = False,
-        with_meta: bool = False,
-    ) -> list[StoredInfo]:
-        keys = ["rid", "doc_id", "field", "hash", "bm25_len"]
-        keys += ["text"] if with_text else []
-        keys += ["meta"] if with_meta else []
-        return [
-            StoredInfo(to_record(p), str(p.get("hash", "")), int(p.get("bm25_len", 0) or 0))
-            for p in self._payloads(tenant, filter, keys)
-        ]
-
-    def hashes(self, tenant: str, filter: Filter | None = None) -> dict[str, str]:
-        return {
-            p["rid"]: p.get("hash", "") for p in self._payloads(tenant, filter, ["rid", "hash"])
-        }
-
-    def lengths(self) -> Lengths:
-        out: dict[str, dict[str, list[int]]] = {}
-        for page in self._scroll(None, ["tenant", "field", "bm25_len"]):
-            for p in page:
-                payload = p.payload or {}
-                acc = out.setdefault(str(payload.get("tenant", "")), {}).setdefault(
-                    str(payload.get("field", "")), [0, 0]
-                )
-                acc[0] += int(payload.get("bm25_len", 0) or 0)
-                acc[1] += 1
-        return {t: {f: (v[0], v[1]) for f, v in fields.items()} for t, fields in out.items()}
-
-    def metadata_sample(
-        self, tenant: str, keys: Sequence[str] = (), *, limit: int = 32
-    ) -> dict[str, list[Any]]:
-        """Stored values of metadata ``keys`` from up to ``limit`` of the tenant's records that
-        have each key (a key no record has is left out); no ``keys``: every key and value of
-        ``limit`` records. Cached like :meth:`count`."""
-        sample = self._cached(
-            ("sample", tenant, tuple(keys), limit), lambda: self._sample(tenant, keys, limit)
-        )
-        return {k: list(v) for k, v in sample.items()}
-
-    def _sample(self, tenant: str, keys: Sequence[str], limit: int) -> dict[str, list[Any]]:
-        out: dict[str, list[Any]] = {}
-        if not self._exists:
-            return out
-        base = tenant_filter(tenant)
-        if not keys:
-            points, _ = self.client.scroll(
-                self.collection, scroll_filter=base, limit=limit, with_payload=["tenant", "meta"]
-            )
-            for p in points:
-                if (p.payload or {}).get("tenant") == tenant:
-                    for key, value in ((p.payload or {}).get("meta") or {}).items():
-                        out.setdefault(key, []).append(value)
-            return out
-        for key in keys:
-            path = f"meta.{key}"
-            flt = models.Filter(
-                must=base.must,
-                must_not=[models.IsEmptyCondition(is_empty=models.PayloadField(key=path))],
-            )
-            points, _ = self.client.scroll(
-                self.collection, scroll_filter=flt, limit=limit, with_payload=["tenant", path]
-            )
-            values = [
-                ((p.payload or {}).get("meta") or {}).get(key)
-                for p in points
-                if (p.payload or {}).get("tenant") == tenant
-            ]
-            if values:
-                out[key] = values
-        return out
-
-    def dump(self, *, batch: int = BATCH) -> Iterator[tuple[str, list[StoredPoint]]]:
-        """Every record of every team with its stored vectors, hash and BM25 length, as
-        (team, up to ``batch`` points): what ``tansaku export`` writes and ``import``
-        upserts unchanged (the dense vectors as stored: normalised by the cosine space)."""
-        if batch < 1:
-            raise ValueError(f"batch は 1 以上にしてください: {batch}")
-        for tenant in self._tenants():
-            points: list[StoredPoint] = []
-            for page in self._scroll(tenant_filter(tenant), True, vectors=True):
-                for p in page:
-                    if (p.payload or {}).get("tenant") != tenant:
-                        continue
-                    points.append(_stored_point(p))
-                    if len(points) >= batch:
-                        yield tenant, points
-                        points = []
-            if points:
-                yield tenant, points
-
-    def _tenants(self) -> list[str]:
-        """Every team with records (the tenant index's counts)."""
-        if not self._exists:
-            return []
-        hits = self.client.facet(self.collection, "tenant", limit=1_000_000, exact=True).hits
-        return sorted(str(h.value) for h in hits if h.count > 0)
 
     # -- searches -----------------------------------------------------------------------
     def _hits(self, tenant: str, points: Sequence[models.ScoredPoint]) -> list[ScoredRecord]:

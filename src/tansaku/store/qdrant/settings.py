@@ -94,7 +94,8 @@ class QdrantSettings:
             )
         if scheme in SERVER_SCHEMES and not urlparse(self.url).hostname:
             raise ConfigError(f"Qdrant の URL「{self.url}」にホスト名がありません")
-        if scheme == LOCAL_SCHEME and not Path(urlparse(self.url).path).is_absolute():
+        parts = urlparse(self.url)
+        if scheme == LOCAL_SCHEME and (parts.netloc or not Path(parts.path).is_absolute()):
             raise ConfigError(
                 f"Qdrant の URL「{self.url}」のフォルダは絶対パスにしてください"
                 "(例: qdrant+local:///var/lib/tansaku/qdrant)"
