@@ -8,6 +8,7 @@ import os
 import sys
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from qdrant_client import QdrantClient
@@ -162,3 +163,20 @@ def test_counts_see_another_writer_once_the_cache_expires(qdrant) -> None:
     assert cached.count("team-b") == 0  # within its lifetime a cached count stays
     cached.delete("team-b", ["missing:body"])  # any write of its own drops its cache
     assert cached.count("team-b") == 1
+
+
+def test_a_shared_local_client_serves_several_threads(tmp_path) -> None:
+    settings = QdrantSettings(url=f"qdrant+local://{tmp_path / 'q'}")
+    store = QdrantRecordStore(settings.client(), "日報", dim=DIM, settings=settings)
+    points = make_points()
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(lambda i: store.upsert(f"team-{i}", points), range(8)))
+            counts = list(pool.map(lambda i: store.count(f"team-{i}"), range(8)))
+            hits = list(
+                pool.map(lambda i: store.search_sparse(f"team-{i}", q("冷蔵庫"), limit=1), range(8))
+            )
+        assert counts == [4] * 8
+        assert {h[0].record.id for h in hits} == {"r2:body"}
+    finally:
+        forget_shared_clients()

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlparse
 
 from tansaku.errors import ConfigError, MissingExtra
@@ -145,12 +145,13 @@ class QdrantSettings:
             found = _shared.get(self.url)
             if found is None:
                 if self.scheme == MEMORY_SCHEME:
-                    found = qc.QdrantClient(location=":memory:")
+                    local = qc.QdrantClient(location=":memory:")
                 else:
                     folder = Path(urlparse(self.url).path)
                     folder.mkdir(parents=True, exist_ok=True)
-                    found = qc.QdrantClient(path=str(folder))
-                _shared[self.url] = found
+                    # its SQLite file is used from every thread, one call at a time (below)
+                    local = qc.QdrantClient(path=str(folder), force_disable_check_same_thread=True)
+                found = _shared[self.url] = cast("QdrantClient", _OneAtATime(local))
             return found
 
     @classmethod
@@ -189,6 +190,28 @@ class QdrantSettings:
             options["timeout_s"] = float(options["timeout_s"])
         key = api_key or os.environ.get(ENV_API_KEY) or None
         return cls(url=chosen, api_key=key, **options)
+
+
+class _OneAtATime:
+    """A local-mode client whose calls run one at a time: local mode keeps its collections in
+    plain Python structures (and a folder's in SQLite) with no locking of its own, and a
+    server front end calls it from several threads."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self._lock = threading.RLock()
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._client, name)
+        if not callable(attr):
+            return attr
+        lock = self._lock
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with lock:
+                return attr(*args, **kwargs)
+
+        return call
 
 
 def forget_shared_clients() -> None:
