@@ -90,6 +90,7 @@ def test_map_a_shift_jis_csv_upload_it_and_find_a_store(live, watched, tmp_path:
     status = page.locator("#job-status").inner_text()
     assert status.startswith("完了"), (status, page.locator("#job-result").inner_text())
     assert page.locator("ul.failures li").count() == 0
+    assert page.locator("#cancel").is_hidden()  # offered only while the job runs
 
     page.goto(live.base_url + "/search?collection=stores_map&q=新宿区の店舗")
     page.wait_for_selector("#weights .card")

@@ -16,6 +16,7 @@ const mappingNote = document.getElementById("mapping-note");
 const errors = document.getElementById("form-errors");
 const start = document.getElementById("start");
 const jobBox = document.getElementById("job");
+const cancel = document.getElementById("cancel");
 const STAGES = { load: "読み込み", chunk: "分割", embed: "埋め込み", write: "書き込み" };
 const STATUS = { queued: "待機中", running: "実行中", done: "完了", failed: "失敗", cancelled: "取り消し" };
 const FORMATS = { csv: "CSV", tsv: "TSV", jsonl: "JSONL", json: "JSON" };
@@ -151,6 +152,12 @@ function renderJob(job) {
     const bar = el("progress", { max: Math.max(1, p.total), value: p.done });
     progress.append(el("label", {}, `${STAGES[stage] || stage}: ${num(p.done)} / ${num(p.total)}`, bar));
   }
+  const active = job.status === "queued" || job.status === "running";
+  if (active && job.rate) {
+    const left = job.eta_s === null || job.eta_s === undefined ? "" : `・残り約 ${duration(job.eta_s)}`;
+    progress.append(el("p", { class: "small muted" }, `${STAGES[job.stage] || job.stage || ""} ${num(job.rate, 1)} 件/秒${left}`));
+  }
+  cancel.classList.toggle("hidden", !active);
   const result = clear(document.getElementById("job-result"));
   if (job.error) result.append(el("p", { class: "error" }, job.error));
   if (job.result) {
@@ -164,7 +171,28 @@ function renderJob(job) {
   }
 }
 
+function duration(seconds) {
+  const s = Math.max(0, Math.round(seconds));
+  return s < 60 ? `${s} 秒` : s < 3600 ? `${Math.floor(s / 60)} 分 ${s % 60} 秒` : `${Math.floor(s / 3600)} 時間 ${Math.floor((s % 3600) / 60)} 分`;
+}
+
+let following = null;  // the id of the job the page follows
+
+cancel.addEventListener("click", async () => {
+  if (!following) return;
+  cancel.disabled = true;
+  try {
+    renderJob(await api(`/api/jobs/${encodeURIComponent(following)}/cancel`, { method: "POST" }));
+    toast("取り消しを依頼しました");
+  } catch (err) {
+    toast(err.message, true);
+  } finally {
+    cancel.disabled = false;
+  }
+});
+
 async function follow(job) {
+  following = job.id;
   jobBox.classList.remove("hidden");
   renderJob(job);
   while (job.status === "queued" || job.status === "running") {
@@ -172,7 +200,8 @@ async function follow(job) {
     job = await api(`/api/jobs/${encodeURIComponent(job.id)}`);
     renderJob(job);
   }
-  toast(job.status === "done" ? "取り込みが終わりました" : "取り込みに失敗しました", job.status !== "done");
+  const ends = { done: "取り込みが終わりました", cancelled: "取り込みを取り消しました" };
+  toast(ends[job.status] || "取り込みに失敗しました", job.status === "failed");
 }
 
 /** What is wrong before anything is sent (Japanese), focusing the first control at fault. */
