@@ -166,3 +166,47 @@ def test_the_mapping_is_usable_from_the_keyboard_and_on_a_phone(live, watched, t
     errors.wait_for()
     assert "キー「title」は使えません" in errors.inner_text()
     watched.assert_clean(live.base_url)
+
+
+def test_a_jsonl_upload_works_with_the_mapping_as_offered(live, watched, tmp_path: Path):
+    """A JSON field takes one key: the page turns the suggestion (title and body in one
+    field) into one it can send, and the upload goes through untouched."""
+    import json
+
+    faq = [
+        {
+            "id": f"faq{i}",
+            "title": title,
+            "body": body * 3,
+            "category": "レジ",
+        }
+        for i, (title, body) in enumerate(
+            [
+                ("釣り銭の準備", "開店の30分前に、レジの釣り銭を二人で数えて記録します。"),
+                ("レジ締め", "閉店後に売上と現金を照合し、差額があれば店長に報告します。"),
+                ("両替", "両替は銀行の窓口で行い、受け取った金額をその場で確認します。"),
+            ]
+        )
+    ]
+    path = tmp_path / "レジFAQ.jsonl"
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in faq), encoding="utf-8")
+    page = watched.page
+    page.goto(live.base_url + "/ingest")
+    page.fill("#collection", "faq_jsonl")
+    page.set_input_files("#files", [str(path)])
+    page.wait_for_selector("#mapping .map-row")
+    assert "JSONL" in page.locator("#mapping-note").inner_text()
+    assert page.locator("#mapping select[data-column='title']").input_value() == "title"
+    assert not page.locator(".map-row[data-column='title'] .map-also input").is_checked()
+    page.click("#start")
+    page.wait_for_function(
+        "() => /完了|失敗/.test(document.getElementById('job-status').textContent)"
+    )
+    assert page.locator("#job-status").inner_text().startswith("完了")
+    assert page.locator("#form-errors [role=alert]").count() == 0
+    page.goto(live.base_url + "/search?collection=faq_jsonl&q=釣り銭を数える")
+    page.wait_for_selector("#weights .card")
+    page.click("#run")
+    page.wait_for_selector(".hit")
+    assert "釣り銭の準備" in page.locator(".hit").first.locator(".head").inner_text()
+    watched.assert_clean(live.base_url)

@@ -92,6 +92,23 @@ export function buildMapping(choices, sourceType, { family = "csv" } = {}) {
   return { mapping, errors };
 }
 
+/** A JSON text field takes one key: a title also in a field with other keys stays a title
+ * only, and a further key of a field gets a field of its own (named after the key). */
+function oneKeyPerField(choices) {
+  const taken = new Set();
+  const ownName = (column) => column.replace(/[\s:/#]+/gu, "_").slice(0, 64) || DEFAULT_FIELD;
+  for (const c of choices) {
+    if (c.role === "title" && c.alsoText && choices.some((o) => o.role === "text" && o.field === c.field)) {
+      c.alsoText = false;
+    }
+  }
+  for (const c of choices) {
+    if (!(c.role === "text" || (c.role === "title" && c.alsoText))) continue;
+    if (taken.has(c.field)) c.field = ownName(c.column);
+    taken.add(c.field);
+  }
+}
+
 const cut = (text) => (text.length > CELL_MAX ? `${text.slice(0, CELL_MAX)}…` : text);
 
 /** Render `preview` into `box`; returns { choices(), sourceType(), family, state }
@@ -107,6 +124,8 @@ export function renderMapping(box, preview, { onChange = () => {} } = {}) {
     field: (c.role === "text" || c.role === "title") && c.name ? c.name : DEFAULT_FIELD,
     key: c.role === "meta" ? c.name : c.column,
   }));
+  const family = preview.format === "csv" || preview.format === "tsv" ? "csv" : "json";
+  if (family === "json") oneKeyPerField(choices);
   const tags = columns.map(() => el("span", { class: "tag role" }));
   const sample = (i) => String(((preview.rows || [])[0] || [])[i] ?? "");
   const rows = choices.map((choice, i) => {
@@ -166,6 +185,5 @@ export function renderMapping(box, preview, { onChange = () => {} } = {}) {
     el("h3", {}, `先頭 ${(preview.rows || []).length} 行`),
     table,
   );
-  const family = preview.format === "csv" || preview.format === "tsv" ? "csv" : "json";
   return { choices: () => choices, sourceType: () => sourceType.value, family, state };
 }
