@@ -210,3 +210,27 @@ def test_a_jsonl_upload_works_with_the_mapping_as_offered(live, watched, tmp_pat
     page.wait_for_selector(".hit")
     assert "釣り銭の準備" in page.locator(".hit").first.locator(".head").inner_text()
     watched.assert_clean(live.base_url)
+
+
+def test_the_servers_refusal_is_shown_beside_the_form(live, watched, tmp_path: Path):
+    """Two table files share the first one's mapping; when the second lacks a mapped column the
+    server refuses the upload (422) and its Japanese message is shown next to the form."""
+    page = watched.page
+    csv = store_csv(tmp_path / "店舗一覧4.csv")
+    other = tmp_path / "閉店店舗.csv"
+    other.write_text("店舗コード,店舗名,閉店日\nS900,旧池袋店,2024/03/31\n", encoding="utf-8")
+    page.goto(live.base_url + "/ingest")
+    page.fill("#collection", "stores_refused")
+    page.set_input_files("#files", [str(csv), str(other)])
+    page.wait_for_selector("#mapping .map-row")
+    assert "表のファイル 2 個すべてに使います" in page.locator("#mapping-note").inner_text()
+    map_stores(page)
+    page.click("#start")
+    errors = page.locator("#form-errors [role=alert]")
+    errors.wait_for()
+    text = errors.inner_text()
+    assert "閉店店舗.csv" in text and "列「住所」がありません" in text, text
+    assert page.locator("#job").is_hidden()  # no job was started
+    assert not live.state.client.has_collection("stores_refused")
+    watched.console.clear()  # the browser logs the refused request's 422
+    watched.assert_clean(live.base_url)
