@@ -131,6 +131,8 @@ def test_read_only_never_creates_nor_writes(qdrant) -> None:
     with pytest.raises(StorageError, match="読み取り専用"):
         view.upsert("team-a", make_points())
     assert not client.collection_exists(settings.collection_name("absent"))
+    QdrantRecordStore(client, "absent", dim=DIM, settings=settings).upsert("team-a", make_points())
+    assert view.count("team-a") == 4  # created after the view opened: the view sees it
 
 
 def test_a_writer_creates_the_collection_once_and_a_view_reads_it(qdrant) -> None:

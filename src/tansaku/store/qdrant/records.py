@@ -28,7 +28,7 @@ from tansaku.store.base import Filter, ScoredRecord, StoredPoint
 from tansaku.store.ids import point_id
 from tansaku.store.qdrant import layout
 from tansaku.store.qdrant.filters import filter_payload, idf_params, tenant_filter
-from tansaku.store.qdrant.scans import BATCH, DENSE, SPARSE, RecordScans, to_record
+from tansaku.store.qdrant.scans import BATCH, DENSE, PAGE, SPARSE, RecordScans, to_record
 from tansaku.store.qdrant.settings import QdrantSettings, import_qdrant_client
 from tansaku.store.sparse import SparseVec
 
@@ -92,7 +92,8 @@ class QdrantRecordStore(RecordScans):
                 size = params.size if params is not None else "なし"
                 raise StorageError(
                     f"Qdrant のコレクション {self.collection} の埋め込み次元({size})が"
-                    f"このコレクションの設定({dim})と合いません"
+                    f"このコレクションの埋め込みモデルの次元({dim})と合いません。"
+                    "作成時と同じ埋め込みモデルで開いてください"
                 )
 
     def _written(self) -> None:
@@ -132,7 +133,9 @@ class QdrantRecordStore(RecordScans):
         if not ids:
             return
         pids: list[Any] = [point_id(tenant, i) for i in ids]
-        self.client.delete(self.collection, models.PointIdsList(points=pids), wait=True)
+        for i in range(0, len(pids), PAGE):
+            selector = models.PointIdsList(points=pids[i : i + PAGE])
+            self.client.delete(self.collection, selector, wait=True)
         self._written()
 
     def delete_tenant(self, tenant: str) -> None:
@@ -165,7 +168,7 @@ class QdrantRecordStore(RecordScans):
 
     # -- reads --------------------------------------------------------------------------
     def count(self, tenant: str, filter: Filter | None = None) -> int:
-        if not self._exists:
+        if not self._present():
             return 0
         flt = tenant_filter(tenant, filter)
         return self._cached(
@@ -174,12 +177,12 @@ class QdrantRecordStore(RecordScans):
         )
 
     def total(self) -> int:
-        if not self._exists:
+        if not self._present():
             return 0
         return self._cached(("total",), lambda: self.client.count(self.collection).count)
 
     def get(self, tenant: str, ids: Sequence[str]) -> list[Record]:
-        if not ids or not self._exists:
+        if not ids or not self._present():
             return []
         found = self.client.retrieve(
             self.collection, [point_id(tenant, i) for i in ids], with_payload=True
@@ -208,7 +211,7 @@ class QdrantRecordStore(RecordScans):
         return models.SearchParams(hnsw_ef=HNSW_EF)
 
     def _query(self, tenant: str, with_text: bool, **request: Any) -> list[ScoredRecord]:
-        if not self._exists:
+        if not self._present():
             return []
         payload: Any = True if with_text else _CANDIDATE_KEYS
         found = self.client.query_points(self.collection, with_payload=payload, **request)
@@ -306,7 +309,7 @@ class QdrantRecordStore(RecordScans):
 
     def optimize(self) -> None:
         """Nothing to merge by hand on a server: wait until its optimizers are done (green)."""
-        if self._exists and not self.settings.is_local:
+        if self._present() and not self.settings.is_local:
             layout.wait_until_green(self.client, self.collection)
 
     def flush(self) -> None:

@@ -67,6 +67,13 @@ class RecordScans:
     _cache_s: float
     _cache: dict[Any, tuple[float, Any]]
 
+    def _present(self) -> bool:
+        """Whether the collection exists (a view opened before any writer created it asks
+        again until it does, and reads as empty meanwhile)."""
+        if not self._exists:
+            self._exists = bool(self.client.collection_exists(self.collection))
+        return self._exists
+
     # -- cache --------------------------------------------------------------------------
     def _cached(self, key: Any, compute: Callable[[], T]) -> T:
         now = time.monotonic()
@@ -86,7 +93,7 @@ class RecordScans:
         self, flt: models.Filter | None, keys: Sequence[str] | bool, *, vectors: bool = False
     ) -> Iterator[list[models.Record]]:
         """Pages of the points matching ``flt`` (in id order) with the payload ``keys``."""
-        if not self._exists:
+        if not self._present():
             return
         selector: Any = (
             keys if isinstance(keys, bool) else models.PayloadSelectorInclude(include=list(keys))
@@ -163,7 +170,7 @@ class RecordScans:
 
     def _sample(self, tenant: str, keys: Sequence[str], limit: int) -> dict[str, list[Any]]:
         out: dict[str, list[Any]] = {}
-        if not self._exists:
+        if not self._present():
             return out
         base = tenant_filter(tenant)
         if not keys:
@@ -214,7 +221,7 @@ class RecordScans:
 
     def _tenants(self) -> list[str]:
         """Every team with records (the tenant index's counts)."""
-        if not self._exists:
+        if not self._present():
             return []
         hits = self.client.facet(self.collection, "tenant", limit=1_000_000, exact=True).hits
         return sorted(str(h.value) for h in hits if h.count > 0)

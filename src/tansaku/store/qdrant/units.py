@@ -84,6 +84,13 @@ class QdrantUnitIndex:
         )  # fmt: skip
         self._exists = info is not None
 
+    def _present(self) -> bool:
+        """Whether the collection exists (a view opened before any writer created it asks
+        again until it does, and reads as empty meanwhile)."""
+        if not self._exists:
+            self._exists = bool(self.client.collection_exists(self.collection))
+        return self._exists
+
     def _writable(self) -> None:
         if self.read_only:
             raise StorageError(f"{self.collection} は読み取り専用で開かれています")
@@ -131,7 +138,7 @@ class QdrantUnitIndex:
 
     # -- reads --------------------------------------------------------------------------
     def count(self, tenant: str, filter: Filter | None = None) -> int:
-        if not self._exists:
+        if not self._present():
             return 0
         flt = tenant_filter(tenant, filter)
         return self.client.count(self.collection, count_filter=flt, exact=True).count
@@ -142,7 +149,7 @@ class QdrantUnitIndex:
         """The engine's IDF of each term over the tenant's units (of ``fields``; empty: all);
         terms no unit contains are left out (see the module docstring for how it is read)."""
         wanted = sorted(set(terms))
-        if not wanted or not self._exists:
+        if not wanted or not self._present():
             return {}
         corpus = corpus_filter(tenant, fields)
         params = idf_params(tenant, fields)
@@ -178,7 +185,7 @@ class QdrantUnitIndex:
         ``limit`` (fewer when the best ``limit × FETCH_FACTOR`` units share records); the
         records carry their id and document only, as the embedded index's do."""
         terms = sorted({term_id(b) for b in bigrams(text)})
-        if limit <= 0 or not terms or not self._exists:
+        if limit <= 0 or not terms or not self._present():
             return []
         found = self.client.query_points(
             self.collection,
@@ -202,7 +209,7 @@ class QdrantUnitIndex:
 
     def unit_counts(self, *, from_shard: bool) -> dict[tuple[str, str], int]:
         """Units per (team, field): from the tenant index's counts, or counted unit by unit."""
-        if not self._exists:
+        if not self._present():
             return {}
         if not from_shard:
             out: dict[tuple[str, str], int] = {}
@@ -234,7 +241,7 @@ class QdrantUnitIndex:
     # -- maintenance --------------------------------------------------------------------
     def optimize(self) -> None:
         """Wait until the server's optimizers are done with the units (status green)."""
-        if self._exists and not self.settings.is_local:
+        if self._present() and not self.settings.is_local:
             layout.wait_until_green(self.client, self.collection)
 
     def flush(self) -> None:
