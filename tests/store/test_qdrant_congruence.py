@@ -1,11 +1,13 @@
 """Congruence: the same Japanese records in the embedded stores (EdgeStore + UnitStore) and in
 the Qdrant stores (qdrant-client's local mode) give the same ids in the same order and the same
 scores (1e-4 relative) for sparse, dense, hybrid and unit searches, with and without filters —
-after updates and deletes too. Records with equal scores (RRF ties) may come in either order.
+after updates and deletes too (and against a real server when ``TANSAKU_TEST_QDRANT_URL`` is
+set). Records with equal scores (RRF ties) may come in either order.
 And team isolation: one team's searches never return, nor are scored by, another's records."""
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -27,6 +29,7 @@ from tansaku.store.units import UnitStore, idf
 from tansaku.text.ngram import bigrams
 
 DIM = 48
+SERVER_URL = os.environ.get("TANSAKU_TEST_QDRANT_URL")
 
 
 def embed(text: str) -> np.ndarray:
@@ -138,10 +141,18 @@ class Pair:
             s.delete(tenant, rids)
 
 
-@pytest.fixture
-def pair(tmp_path) -> Iterator[Pair]:
-    client = QdrantClient(location=":memory:")
-    settings = QdrantSettings(url="qdrant+memory://", prefix=f"c{uuid.uuid4().hex[:8]}_")
+@pytest.fixture(params=["local", "server"])
+def pair(request: pytest.FixtureRequest, tmp_path) -> Iterator[Pair]:
+    prefix = f"c{uuid.uuid4().hex[:8]}_"
+    if request.param == "server":
+        if not SERVER_URL:
+            pytest.skip("TANSAKU_TEST_QDRANT_URL is not set: no Qdrant server to test against")
+        key = os.environ.get("TANSAKU_QDRANT_API_KEY")
+        settings = QdrantSettings(url=SERVER_URL, api_key=key, prefix=prefix)
+        client = settings.client()
+    else:
+        settings = QdrantSettings(url="qdrant+memory://", prefix=prefix)
+        client = QdrantClient(location=":memory:")
     p = Pair(
         EdgeStore(tmp_path / "shard", dim=DIM),
         QdrantRecordStore(client, "congruence", dim=DIM, settings=settings),
@@ -156,6 +167,9 @@ def pair(tmp_path) -> Iterator[Pair]:
     yield p
     p.edge.close()
     p.edge_units.close()
+    for c in client.get_collections().collections:
+        if c.name.startswith(prefix):
+            client.delete_collection(c.name)
     client.close()
 
 
