@@ -9,6 +9,7 @@ import sys
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 from qdrant_client import QdrantClient
@@ -20,6 +21,7 @@ from tansaku.store.qdrant.settings import (
     forget_shared_clients,
     import_qdrant_client,
 )
+from tansaku.store.qdrant.units import QdrantUnitIndex
 from tansaku.testing.store_contract import DIM, StoreContract, make_points, q
 
 SERVER_URL = os.environ.get("TANSAKU_TEST_QDRANT_URL")
@@ -182,3 +184,47 @@ def test_a_shared_local_client_serves_several_threads(tmp_path) -> None:
         assert {h[0].record.id for h in hits} == {"r2:body"}
     finally:
         forget_shared_clients()
+
+
+class _Recording(QdrantClient):
+    """Local mode that also notes how collections and payload indexes were asked for (local
+    mode accepts sharding and indexes but keeps neither)."""
+
+    def __init__(self) -> None:
+        super().__init__(location=":memory:")
+        self.created: dict[str, dict[str, Any]] = {}
+        self.indexes: dict[str, list[tuple[str, Any]]] = {}
+
+    def create_collection(self, collection_name: str, **kwargs: Any) -> bool:
+        self.created[collection_name] = kwargs
+        return super().create_collection(collection_name, **kwargs)
+
+    def create_payload_index(self, collection_name: str, field_name: str, **kwargs: Any) -> Any:
+        self.indexes.setdefault(collection_name, []).append((field_name, kwargs["field_schema"]))
+        return super().create_payload_index(collection_name, field_name, **kwargs)
+
+
+@pytest.mark.filterwarnings("ignore:Payload indexes have no effect")
+def test_a_server_collection_gets_the_settings_and_the_payload_indexes() -> None:
+    client = _Recording()
+    settings = QdrantSettings(
+        url="http://qdrant.internal:6333", prefix="kb_", shard_number=6, replication_factor=2,
+        write_consistency_factor=2, on_disk=True,
+    )  # fmt: skip
+    QdrantRecordStore(client, "日報", dim=DIM, settings=settings)
+    QdrantUnitIndex(client, "日報", settings=settings)
+    assert set(client.created) == {"kb_日報", "kb_日報__units"}
+    for name, kwargs in client.created.items():
+        assert kwargs["shard_number"] == 6 and kwargs["replication_factor"] == 2
+        assert kwargs["write_consistency_factor"] == 2 and kwargs["on_disk_payload"] is True
+        fields = dict(client.indexes[name])
+        assert fields["tenant"].is_tenant is True
+        assert {k for k, v in fields.items() if v == "keyword"} == {
+            "rid", "doc_id", "field", "meta.source_type", "meta.store"}  # fmt: skip
+        assert fields["date_int"] == "integer"
+    params = client.get_collection("kb_日報").config.params
+    assert params.vectors["dense"].on_disk is True
+    assert params.sparse_vectors["bm25"].modifier == "idf"
+    assert params.sparse_vectors["bm25"].index.on_disk is True
+    units = client.get_collection("kb_日報__units").config.params.sparse_vectors
+    assert units["bigram"].modifier == "idf"
