@@ -109,6 +109,14 @@ FILTERS: list[Filter | None] = [
     Filter(where=(MetaCondition(key="due", lte=date(2025, 12, 10)),)),
     Filter(where=(MetaCondition(key="date", values=(date(2025, 12, 10),)),)),
     Filter(fields=("body",), where=(MetaCondition(key="urgent", values=(False,)),)),
+    Filter(where=(MetaCondition(key="cost", gt=0, lt=48000),)),
+    Filter(where=(MetaCondition(key="due", gt=date(2025, 12, 5)),)),
+    Filter(
+        where=(
+            MetaCondition(key="date", gte=date(2025, 12, 8)),
+            MetaCondition(key="rating", lte=4.9),
+        )
+    ),
 ]
 
 

@@ -223,5 +223,5 @@ class RecordScans:
         """Every team with records (the tenant index's counts)."""
         if not self._present():
             return []
-        hits = self.client.facet(self.collection, "tenant", limit=1_000_000, exact=True).hits
+        hits = self.client.facet(self.collection, "tenant", limit=100_000, exact=True).hits
         return sorted(str(h.value) for h in hits if h.count > 0)
