@@ -228,3 +228,9 @@ def test_a_server_collection_gets_the_settings_and_the_payload_indexes() -> None
     assert params.sparse_vectors["bm25"].index.on_disk is True
     units = client.get_collection("kb_日報__units").config.params.sparse_vectors
     assert units["bigram"].modifier == "idf"
+
+
+@pytest.mark.parametrize("name", ["meta", "daily__units", "a__b"])
+def test_names_that_would_share_a_qdrant_collection_are_refused(name) -> None:
+    with pytest.raises(ConfigError, match="予約"):
+        QdrantSettings(url="qdrant+memory://").collection_name(name)

@@ -43,6 +43,8 @@ _KEYS = (
     "on_disk",
     "timeout_s",
 )
+RESERVED = "meta"  # {prefix}meta: the registry of collections (tansaku.store.qdrant.registry)
+SEPARATOR = "__"  # before a suffix: {prefix}{name}__units
 _PREFIX = re.compile(r"[A-Za-z0-9_-]{0,64}")
 _shared: dict[str, QdrantClient] = {}  # local-mode clients by URL (one per folder and process)
 _shared_lock = threading.Lock()
@@ -130,7 +132,15 @@ class QdrantSettings:
         return self.scheme in (LOCAL_SCHEME, MEMORY_SCHEME)
 
     def collection_name(self, name: str, suffix: str = "") -> str:
-        """The Qdrant collection of tansaku collection ``name`` (``suffix``: ``__units`` …)."""
+        """The Qdrant collection of tansaku collection ``name`` (``suffix``: ``__units`` …).
+        ``meta`` (the registry, ``{prefix}meta``) and names containing ``__`` (the suffixes'
+        separator: ``a__units`` would be the units of ``a``) would share a Qdrant collection
+        with another one, and are refused."""
+        if name == RESERVED or SEPARATOR in name:
+            raise ConfigError(
+                f"コレクション名「{name}」は Qdrant サーバーでは使えません"
+                f"(「{RESERVED}」という名前と「{SEPARATOR}」を含む名前は予約されています)。別の名前にしてください"
+            )
         return f"{self.prefix}{name}{suffix}"
 
     def client(self) -> QdrantClient:
