@@ -36,7 +36,6 @@ from tansaku.search.plan import (
     StagePlan,
     SynonymPlan,
     UnusedDatePlan,
-    UnusedReason,
 )
 from tansaku.search.retrieve import Retrieval, retrieve, with_records
 from tansaku.search.types import Hit, SearchRequest, SearchResult
@@ -125,13 +124,13 @@ def search(
     use_dates = qcfg.dates if request.dates is None else request.dates
     resolution = resolve_dates(request.query, now) if use_dates else None
     date_range: DateRange | None = None
-    date_unused: UnusedReason | None = None  # why a date expression of the query did not filter
+    date_unused: UnusedDatePlan | None = None  # a date expression of the query that did not filter
     flt = resolve_filter(collection, request.tenant, request.filter, request.where)
     if resolution is not None and resolution.range is not None:
         if flt.date_from or flt.date_to:
-            date_unused = "filter"  # the caller's date filter wins
+            date_unused = UnusedDatePlan(resolution.range, "filter")  # the caller's wins
         elif not _has_dates(collection, request.tenant):
-            date_unused = "no_dates"
+            date_unused = UnusedDatePlan(resolution.range, "no_dates")
         else:
             date_range = resolution.range
             flt = replace(flt, date_from=date_range.start, date_to=date_range.end)
@@ -210,9 +209,7 @@ def search(
         classification=classification,
         now=now,
         date_range=date_range,
-        date_unused=UnusedDatePlan(resolution.range, date_unused)
-        if resolution is not None and resolution.range is not None and date_unused is not None
-        else None,
+        date_unused=date_unused,
         stage=stage_plan,
         fusion=fusion,
         filter=FilterPlan.of(flt),
