@@ -154,6 +154,8 @@ def test_item_access_is_deprecated_but_reads_the_json() -> None:
         assert plan["expanded_queries"] == ["2025-12-10の問題", "2025-12-10のトラブル"]
     with pytest.deprecated_call(), pytest.raises(KeyError):
         plan["存在しないキー"]
+    with pytest.raises(TypeError):  # neither a mapping nor a sequence
+        list(plan)
 
 
 def test_a_result_serialises_its_plan() -> None:

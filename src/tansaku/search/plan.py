@@ -236,6 +236,9 @@ class SearchPlan:
             "rerank": self.rerank.to_dict() if self.rerank else None,
         }
 
+    # not a mapping nor a sequence: without this, __getitem__ would make it "iterable" by index
+    __iter__ = None
+
     def __getitem__(self, key: str) -> Any:
         """Deprecated: ``plan["expanded_queries"]`` reads the JSON form (a new dict each
         time); read attributes instead (``plan.stage.expanded_queries``)."""
