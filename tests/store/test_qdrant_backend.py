@@ -323,3 +323,63 @@ def test_a_writer_killed_mid_write_is_recounted_by_the_next(
 def test_registry_ids_are_stable() -> None:
     assert entry_id("nippo") == entry_id("nippo") != entry_id("nippo2")
     assert 0 <= entry_id("nippo") < 2**64
+
+
+@pytest.mark.integration
+def test_the_server_serves_the_collections_of_the_configured_qdrant(
+    tmp_path: Path, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``create_app(folder)`` — what ``tansaku serve`` runs — opens the Qdrant backend named
+    by the folder's ``tansaku.toml`` and searches it (query vectors from the fake server)."""
+    from fastapi.testclient import TestClient
+
+    from tansaku.embed import load_embedder
+    from tansaku.server import ServerSettings, create_app
+    from tansaku.testing.fake_embedding_server import FakeEmbeddingServer
+
+    for name in ("TANSAKU_EMBEDDER", "TANSAKU_EMBED_BASE_URL", "TANSAKU_EMBED_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    home = tmp_path / "ws"
+    home.mkdir()
+    with FakeEmbeddingServer(dim=48) as srv:
+        (home / "tansaku.toml").write_text(
+            f'[embedder]\nprovider = "tei"\nbase_url = "{srv.url}/v1"\nmodel = "fake-e5"\n\n'
+            f'[qdrant]\nurl = "{url}"\n',
+            encoding="utf-8",
+        )
+        with tansaku.connect(home, embedder=load_embedder(home)) as ts:
+            assert isinstance(ts.backend, QdrantBackend)
+            ts.ingest_records(reports(8), collection="nippo", config=CONFIG)
+        assert not any((home / "collections").iterdir())
+        app = create_app(home, settings=ServerSettings(), warm_up=False, ui=False)
+        with TestClient(app) as http:
+            listed = http.get("/api/collections")
+            assert listed.status_code == 200, listed.text
+            assert "nippo" in listed.text
+            r = http.post("/api/search", json={"query": "製氷機が止まった", "collection": "nippo"})
+            assert r.status_code == 200, r.text
+            assert "製氷機" in r.json()["hits"][0]["text"]
+
+
+def test_a_local_folder_another_process_holds_is_a_clear_error(url: str) -> None:
+    from tansaku.errors import StorageError
+
+    folder = url.removeprefix("qdrant+local://")
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\nfrom qdrant_client import QdrantClient\n"
+            f"c = QdrantClient(path={folder!r})\nprint('ready', flush=True)\n"
+            "sys.stdin.read()\n",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        with pytest.raises(StorageError, match="別のプロセスが使用中"):
+            tansaku.connect(url, embedder=HashEmbedder(DIM))
+    finally:
+        holder.communicate("", timeout=60)

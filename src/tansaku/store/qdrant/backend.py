@@ -154,6 +154,7 @@ class QdrantStorage:
         self._lock = threading.RLock()
         self._store: QdrantRecordStore | None = None
         self._units: QdrantUnitIndex | None = None
+        self._has_units = False
 
     def store(self) -> QdrantRecordStore:
         with self._lock:
@@ -170,7 +171,11 @@ class QdrantStorage:
             return self._store
 
     def has_unit_index(self) -> bool:
-        return self._units is not None or self.backend.has_units(self.name)
+        """Whether the unit collection exists (asked of the server until it does: a unit
+        collection goes only with its whole collection)."""
+        if self._units is None and not self._has_units:
+            self._has_units = self.backend.has_units(self.name)
+        return self._units is not None or self._has_units
 
     def units(self) -> QdrantUnitIndex:
         """The unit collection (created by a writer on first use, then ``units_created``; a
@@ -247,6 +252,8 @@ class QdrantBackend:
         try:
             self.client: QdrantClient = settings.client()
         except RuntimeError as exc:  # local mode: the folder is another client's
+            if "already accessed" not in str(exc):
+                raise
             raise StorageError(
                 f"Qdrant のローカルストア {settings.url} は別のプロセスが使用中です。"
                 "同時に使うには Qdrant サーバーを使ってください"
