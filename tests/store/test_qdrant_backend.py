@@ -353,6 +353,8 @@ def test_the_server_serves_the_collections_of_the_configured_qdrant(
         assert not any((home / "collections").iterdir())
         app = create_app(home, settings=ServerSettings(), warm_up=False, ui=False)
         with TestClient(app) as http:
+            health = http.get("/healthz").json()
+            assert health["checks"]["engine"] == {"ok": True, "collections": 1}, health
             listed = http.get("/api/collections")
             assert listed.status_code == 200, listed.text
             assert "nippo" in listed.text
