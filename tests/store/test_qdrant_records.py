@@ -88,6 +88,7 @@ def test_settings_from_the_table_with_the_key_from_the_environment(monkeypatch) 
         ({"url": "http://q:6333", "shard_number": 0}, "shard_number"),
         ({"url": "http://q:6333", "replication_factor": "2"}, "replication_factor"),
         ({"url": "http://q:6333", "on_disk": "yes"}, "on_disk"),
+        ({"url": "http://q:6333", "quantization": "binary"}, "quantization"),
         ({"url": "http://q:6333", "timeout_s": -1}, "timeout_s"),
         ({}, "URL がありません"),
     ],
@@ -209,7 +210,7 @@ def test_a_server_collection_gets_the_settings_and_the_payload_indexes() -> None
     client = _Recording()
     settings = QdrantSettings(
         url="http://qdrant.internal:6333", prefix="kb_", shard_number=6, replication_factor=2,
-        write_consistency_factor=2, on_disk=True,
+        write_consistency_factor=2, on_disk=True, quantization="int8",
     )  # fmt: skip
     QdrantRecordStore(client, "日報", dim=DIM, settings=settings)
     QdrantUnitIndex(client, "日報", settings=settings)
@@ -222,6 +223,9 @@ def test_a_server_collection_gets_the_settings_and_the_payload_indexes() -> None
         assert {k for k, v in fields.items() if v == "keyword"} == {
             "rid", "doc_id", "field", "meta.source_type", "meta.store"}  # fmt: skip
         assert fields["date_int"] == "integer"
+    quantized = client.created["kb_日報"]["quantization_config"].scalar
+    assert quantized.type == "int8" and quantized.always_ram is True
+    assert client.created["kb_日報__units"]["quantization_config"] is None  # no dense vectors
     params = client.get_collection("kb_日報").config.params
     assert params.vectors["dense"].on_disk is True
     assert params.sparse_vectors["bm25"].modifier == "idf"

@@ -5,7 +5,7 @@ Payload indexes as the embedded shards have them (``tansaku.store.shard.open_sha
 ``tenant`` a keyword index with ``is_tenant`` (the server co-locates each team's points),
 keyword indexes on ``rid``, ``doc_id``, ``field``, ``meta.source_type``, ``meta.store``, an
 integer index on ``date_int``. Creation takes the settings' sharding, replication, write
-consistency and ``on_disk``.
+consistency, ``on_disk`` and ``quantization``.
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ def open_collection(
             replication_factor=settings.replication_factor,
             write_consistency_factor=settings.write_consistency_factor,
             on_disk_payload=settings.on_disk,
+            quantization_config=_quantization(settings) if vectors else None,
         )
     except Exception as exc:  # another writer created it meanwhile: use theirs
         if not client.collection_exists(name):
@@ -67,6 +68,17 @@ def open_collection(
     if not settings.is_local:  # local mode scans every payload (and warns about indexes)
         create_indexes(client, name)
     return client.get_collection(name), True
+
+
+def _quantization(settings: QdrantSettings) -> models.ScalarQuantization | None:
+    """Scalar int8 quantisation of the dense vectors, kept in RAM (``quantization = "int8"``)."""
+    if settings.quantization != "int8":
+        return None
+    return models.ScalarQuantization(
+        scalar=models.ScalarQuantizationConfig(
+            type=models.ScalarType.INT8, quantile=0.99, always_ram=True
+        )
+    )
 
 
 def _schemas() -> dict[str, Any]:

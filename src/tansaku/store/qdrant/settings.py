@@ -41,10 +41,12 @@ _KEYS = (
     "replication_factor",
     "write_consistency_factor",
     "on_disk",
+    "quantization",
     "timeout_s",
 )
 RESERVED = "meta"  # {prefix}meta: the registry of collections (tansaku.store.qdrant.registry)
 SEPARATOR = "__"  # before a suffix: {prefix}{name}__units
+QUANTIZATIONS = (None, "int8")
 _PREFIX = re.compile(r"[A-Za-z0-9_-]{0,64}")
 _shared: dict[str, QdrantClient] = {}  # local-mode clients by URL (one per folder and process)
 _shared_lock = threading.Lock()
@@ -75,7 +77,10 @@ class QdrantSettings:
     ``{prefix}{name}__units``, ``{prefix}meta``), so several workspaces can share a server.
     ``shard_number``/``replication_factor``/``write_consistency_factor`` are passed to
     collection creation (None: the server's default). ``on_disk`` keeps vectors and payloads on
-    disk (collections larger than memory). ``timeout_s``: per request.
+    disk (collections larger than memory). ``quantization = "int8"`` gives a new records
+    collection scalar-quantised dense vectors kept in RAM (a quarter of float32), searched with
+    the server's default rescoring by the originals (on disk with ``on_disk``).
+    ``timeout_s``: per request.
     """
 
     url: str
@@ -85,6 +90,7 @@ class QdrantSettings:
     replication_factor: int | None = None
     write_consistency_factor: int | None = None
     on_disk: bool = False
+    quantization: str | None = None
     timeout_s: float = 30.0
 
     def __post_init__(self) -> None:
@@ -112,6 +118,10 @@ class QdrantSettings:
         if not isinstance(self.on_disk, bool):
             raise ConfigError(
                 f"[qdrant] の on_disk は true か false にしてください: {self.on_disk}"
+            )
+        if self.quantization not in QUANTIZATIONS:
+            raise ConfigError(
+                f'[qdrant] の quantization「{self.quantization}」は使えません("int8" か指定なし)'
             )
         timeout = self.timeout_s
         if (
