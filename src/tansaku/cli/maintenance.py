@@ -65,12 +65,22 @@ def migrate(
                 emit_json({"pending": [m.to_dict() for m in todo], "layout": STATE_VERSION})
             elif todo:
                 for m in todo:
-                    out.print(f"要移行: {m.collection}({_layout(m.layout)})", highlight=False)
+                    out.print(
+                        f"要移行: {m.collection}({_layout(m.layout)})",
+                        highlight=False,
+                        markup=False,
+                        soft_wrap=True,
+                    )
             else:
                 out.print("移行が必要なコレクションはありません")
             raise typer.Exit(EXIT_ERROR if todo else 0)
         for m in todo:
-            err.print(f"移行中: {m.collection}({_layout(m.layout)})", highlight=False)
+            err.print(
+                f"移行中: {m.collection}({_layout(m.layout)})",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
         done = migrate_workspace(ws)
     except TansakuError as exc:
         raise library_error(exc) from None
@@ -84,6 +94,8 @@ def migrate(
             f"移行しました: {m.collection}({_layout(m.layout)} → 形式{STATE_VERSION}、"
             f"{m.records:,} 件、世代 {m.generation})",
             highlight=False,
+            markup=False,
+            soft_wrap=True,
         )
 
 
@@ -93,7 +105,7 @@ def reembed(
         bool,
         typer.Option(
             "--embedder-from-config",
-            help="ワークスペースの設定([embedder] / TANSAKU_EMBED*)のモデルで埋め込み直す"
+            help="ワークスペースの設定(\\[embedder] / TANSAKU_EMBED*)のモデルで埋め込み直す"
             "(既定。モデルの指定元は今のところ設定だけ)",
         ),
     ] = True,
@@ -143,6 +155,8 @@ def reembed(
         f"「{plan.new_model}」({plan.new_dim}次元)で(モデルに送ったテキスト "
         f"{report.embedded:,} 件、残りはキャッシュから)",
         highlight=False,
+        markup=False,
+        soft_wrap=True,
     )
 
 
@@ -150,12 +164,12 @@ def _nothing(as_json: bool, plan: dict[str, object], message: str) -> None:
     if as_json:
         emit_json(plan | {"changed": False})
     else:
-        out.print(f"{message}。何もしませんでした", highlight=False)
+        out.print(f"{message}。何もしませんでした", highlight=False, markup=False, soft_wrap=True)
 
 
 def _confirm(what: str, yes: bool) -> None:
     if yes:
-        err.print(what, highlight=False)
+        err.print(what, highlight=False, markup=False, soft_wrap=True)
         return
     if not sys.stdin.isatty():
         raise fail(f"{what}。実行するには --yes を付けてください", EXIT_REJECTED)
@@ -181,7 +195,12 @@ def _with_progress(job: Callable[[ProgressFn], T]) -> T:
     def line(done: int, total: int) -> None:
         step = max(total // 10, 1)
         if done == total or done // step != last[0] // step:
-            err.print(f"埋め込み直し: {done:,}/{total:,} 件", highlight=False)
+            err.print(
+                f"埋め込み直し: {done:,}/{total:,} 件",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
         last[0] = done
 
     return job(line)
