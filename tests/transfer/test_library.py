@@ -131,6 +131,9 @@ def test_parts_are_bounded_and_read_back_in_order(
     monkeypatch.setattr("tansaku.transfer.export.PART_RECORDS", 7)
     report = export_collection(source, "nippo", tmp_path)
     assert report.records == 34 and report.parts == 5  # 7 + 7 + 7 + 7 + 6
+    (tmp_path / "plain").touch()  # the file gets the mode any new file gets (not 0600)
+    assert report.path.stat().st_mode == (tmp_path / "plain").stat().st_mode
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no leftovers
     assert report.teams == {"honbu": 23, "kansai": 11}
     with tarfile.open(report.path) as tar:
         manifest = json.loads(tar.extractfile("manifest.json").read())  # type: ignore[union-attr]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import secrets
 import tarfile
 import tempfile
 from collections.abc import Callable
@@ -153,9 +154,9 @@ def export_collection(
         state = col.state
         config = col.config
         total = col.store.total() if col.handles is not None else 0
-        fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        os.close(fd)
-        tmp = Path(tmp_name)
+        # beside the destination (same file system: renamed into place when complete), with
+        # the permissions a new file gets (mkstemp's would be 0600)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
         try:
             with (
                 tempfile.TemporaryDirectory(dir=path.parent, prefix=".tansaku-export-") as sd,
