@@ -60,6 +60,7 @@ from tansaku.tables import install_demo_tables
 NOW = date(2025, 12, 11)
 NOW_ISO = "2025-12-11T09:00"
 COUNTER = [0]  # uploads posted so far (each one's rows get new ids)
+RUN_TAG = os.urandom(3).hex()  # and new across invocations over the same workspace
 SEARCHES = [
     "冷蔵庫が壊れた",
     "先月のクレーム",
@@ -153,7 +154,8 @@ def upload_body(rows: list[dict[str, Any]], n: int, size: int) -> bytes:
     start = (n * size) % max(1, len(rows) - size)
     out = []
     for row in rows[start : start + size]:
-        new = dict(row, id=f"{row['id']}-u{n}", text=f"{row['text']}\n(取り込み {n} 回目)")
+        text = f"{row['text']}\n(取り込み {RUN_TAG}-{n} 回目)"
+        new = dict(row, id=f"{row['id']}-{RUN_TAG}-u{n}", text=text)
         out.append(json.dumps(new, ensure_ascii=False))
     return "\n".join(out).encode("utf-8")
 

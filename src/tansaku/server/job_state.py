@@ -9,11 +9,13 @@ documents, chunks written, texts embedded, rates and time left, from the bulk pi
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+log = logging.getLogger("tansaku.server.jobs")
 STATUS_LABELS = {
     "queued": "待機中",
     "running": "実行中",
@@ -143,3 +145,36 @@ class Job:
             failures=saved.get("failures", []),
             error=record.error,
         )
+
+
+def died_reason(job: Job, how: str) -> str:
+    what = "Q/A 生成" if job.kind == "qa" else "取り込み"
+    return (
+        f"{what}の処理(ワーカープロセス)が異常終了しました({how})。"
+        f"コレクション「{job.collection}」は最後に確定した状態のままです。もう一度実行してください"
+    )
+
+
+def save_progress(store: Any, job: Job, saved: dict[str, Any]) -> None:
+    """The job's progress into appdb (best effort: the outcome is saved at the end)."""
+    try:
+        store.update_progress(job.team, job.id, saved)
+    except Exception:
+        log.exception("job %s: could not save its progress in appdb", job.id)
+
+
+def save_outcome(
+    store: Any, job: Job, status: str, error: str | None, saved: dict[str, Any]
+) -> None:
+    """The job's outcome into appdb (``store``: a ``JobRepo``, or None)."""
+    if store is None:
+        return
+    try:
+        if status == "done":
+            store.finish(job.team, job.id, progress=saved)
+        elif status == "cancelled":
+            store.cancel(job.team, job.id)
+        else:
+            store.fail(job.team, job.id, error or "", progress=saved)
+    except Exception:  # the job's outcome stays in memory; the row keeps its last state
+        log.exception("job %s: could not save its outcome in appdb", job.id)

@@ -35,7 +35,7 @@ from typing import Any, Literal
 from tansaku.appdb.errors import InvalidTransition
 from tansaku.errors import TansakuError
 from tansaku.server import worker as workers
-from tansaku.server.job_state import Job, Progress
+from tansaku.server.job_state import Job, Progress, died_reason, save_outcome, save_progress
 
 log = logging.getLogger("tansaku.server.jobs")
 JobStatus = Literal["queued", "running", "done", "failed", "cancelled"]
@@ -168,9 +168,10 @@ class JobRunner:
             job = entry.job
             if job.status == "queued":
                 self._queue.remove(job_id)
-            elif job.status == "running" and entry.worker is not None:
-                entry.stop_reason = CANCELLED
-                threading.Thread(target=entry.worker.stop, daemon=True).start()
+            elif job.status == "running" and entry.task is not None and self.processes:
+                entry.stop_reason = CANCELLED  # a worker about to start does not
+                if entry.worker is not None:
+                    threading.Thread(target=entry.worker.stop, daemon=True).start()
                 return job.to_dict()
             else:
                 raise InvalidTransition(f"ジョブ {job_id} は{job.label()}のため取り消せません")
@@ -183,17 +184,11 @@ class JobRunner:
             due = job.progress_to(stage, done, total, SAVE_EVERY_S)
             saved = job.saved() if due else None
         if saved is not None and self.store is not None:
-            self._save_progress(job, saved)
+            save_progress(self.store, job, saved)
 
     def _counts(self, job: Job, counts: dict[str, Any]) -> None:
         with self._lock:
             job.counts = dict(counts)
-
-    def _save_progress(self, job: Job, saved: dict[str, Any]) -> None:
-        try:
-            self.store.update_progress(job.team, job.id, saved)
-        except Exception:  # progress is best effort; the outcome is saved at the end
-            log.exception("job %s: could not save its progress in appdb", job.id)
 
     # -- running -------------------------------------------------------------------------
     def collection_lock(self, collection: str) -> threading.Lock:
@@ -240,24 +235,16 @@ class JobRunner:
         if not self.processes:
             return "done", workers.run_task(entry.task, entry.client, self._emit_to(job)), None
         with self._lock:
-            if self._closing:
-                return "failed", None, STOPPED_BY_SERVER
+            if self._closing or entry.stop_reason is not None:
+                return _stopped(entry)
             entry.worker = workers.start(entry.task)
-        emit = self._emit_to(job)
-        outcome: workers.Message | None = None
-        for message in entry.worker.messages():
-            if message[0] in ("result", "error", "stopped"):
-                outcome = message
-            else:
-                emit(message)
+        outcome = entry.worker.outcome(self._emit_to(job))
         if outcome is not None and outcome[0] == "result":
             return "done", outcome[1], None
         if outcome is not None and outcome[0] == "error":
             return "failed", None, str(outcome[1])
-        if entry.stop_reason == CANCELLED:
-            return "cancelled", None, CANCELLED
         if entry.stop_reason is not None or (outcome is not None and outcome[0] == "stopped"):
-            return "failed", None, entry.stop_reason or STOPPED_BY_SERVER
+            return _stopped(entry)
         log.error("job %s: worker %s died: exit %s", job.id, entry.worker.pid,
                   entry.worker.process.exitcode)  # fmt: skip
         return "failed", None, died_reason(job, entry.worker.exit_reason())
@@ -295,25 +282,10 @@ class JobRunner:
             if entry.cleanup is not None:
                 entry.cleanup()
         finally:
-            self._save_outcome(job, status, error, saved)
+            save_outcome(self.store, job, status, error, saved)
             entry.done.set()
             with self._lock:
                 self._dispatch()
-
-    def _save_outcome(
-        self, job: Job, status: JobStatus, error: str | None, saved: dict[str, Any]
-    ) -> None:
-        if self.store is None:
-            return
-        try:
-            if status == "done":
-                self.store.finish(job.team, job.id, progress=saved)
-            elif status == "cancelled":
-                self.store.cancel(job.team, job.id)
-            else:
-                self.store.fail(job.team, job.id, error or "", progress=saved)
-        except Exception:  # the job's outcome stays in memory; the row keeps its last state
-            log.exception("job %s: could not save its outcome in appdb", job.id)
 
     def shutdown(self, grace_s: float = 20.0) -> None:
         """Stop: queued jobs fail as interrupted, running workers are stopped (``SIGTERM``,
@@ -325,7 +297,7 @@ class JobRunner:
             self._queue.clear()
             running = [e for e in self._entries.values() if e.job.status == "running"]
             for entry in running:
-                if entry.worker is not None:
+                if entry.task is not None and self.processes and entry.stop_reason is None:
                     entry.stop_reason = STOPPED_BY_SERVER
         for entry in queued:
             self._finish(entry, "failed", error=STOPPED_BY_SERVER)
@@ -347,12 +319,10 @@ class JobRunner:
             self._entries.pop(old.job.id, None)
 
 
-def died_reason(job: Job, how: str) -> str:
-    what = "Q/A 生成" if job.kind == "qa" else "取り込み"
-    return (
-        f"{what}の処理(ワーカープロセス)が異常終了しました({how})。"
-        f"コレクション「{job.collection}」は最後に確定した状態のままです。もう一度実行してください"
-    )
+def _stopped(entry: _Entry) -> tuple[JobStatus, None, str]:
+    if entry.stop_reason == CANCELLED:
+        return "cancelled", None, CANCELLED
+    return "failed", None, entry.stop_reason or STOPPED_BY_SERVER
 
 
 __all__ = ["Job", "JobRunner", "JobStatus", "Progress", "died_reason"]

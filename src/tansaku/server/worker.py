@@ -218,6 +218,17 @@ class Worker:
             self.conn.close()
             self.process.join()
 
+    def outcome(self, emit: Emit) -> Message | None:
+        """Forward the worker's progress to ``emit`` until it ends; its outcome
+        (``result``, ``error`` or ``stopped``), or None when it died without one."""
+        last: Message | None = None
+        for message in self.messages():
+            if message[0] in ("result", "error", "stopped"):
+                last = message
+            else:
+                emit(message)
+        return last
+
     def stop(self, grace_s: float = 20.0) -> None:
         """Ask the worker to stop (``SIGTERM``: it discards what it had not committed), then
         kill it if it has not stopped within ``grace_s``."""
