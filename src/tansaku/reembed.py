@@ -106,16 +106,22 @@ def plan_reembed(ts: Tansaku, name: str) -> ReembedPlan:
     return _plan(ts.collection(name), embedder.name, embedder.dim)
 
 
-def _fresh_dense_space(col: Collection, dim: int) -> None:
-    """Replace the writer's record store by an empty one whose dense vectors have ``dim``
-    dimensions (the embedded backend: a new record shard in the working generation)."""
-    h = col.handles
-    if not isinstance(h, GenHandles) or not h.writable:
+def _can_rebuild(col: Collection, dim: int) -> None:
+    """Refuse a new dimension where the storage cannot start its dense vector space afresh
+    (only the embedded backend's generations can), before anything is written."""
+    if not isinstance(col.handles, GenHandles):
         raise ConfigError(
             f"このバックエンドではコレクション「{col.name}」の埋め込みの次元を変えられません"
             f"({col.state.dim}次元 → {dim}次元)。同じ次元のモデルを設定するか、"
             "新しいコレクションに取り込み直してください"
         )
+
+
+def _fresh_dense_space(col: Collection, dim: int) -> None:
+    """Replace the writer's record store by an empty one whose dense vectors have ``dim``
+    dimensions (the embedded backend: a new record shard in the working generation)."""
+    h = col.handles
+    assert isinstance(h, GenHandles) and h.writable
     h.close()
     shutil.rmtree(h.gen / "shard", ignore_errors=True)
     col.handles = GenHandles(h.gen, dim=dim, writable=True)
@@ -156,6 +162,8 @@ def reembed(
             new_dim,
             plan.records,
         )
+        if plan.rebuild:
+            _can_rebuild(col, new_dim)
         col.begin_write()
         if plan.rebuild:
             _fresh_dense_space(col, new_dim)
