@@ -42,11 +42,13 @@ def test_a_search_with_another_model_of_the_same_dimension_is_refused(
         before = [h.doc_id for h in ts.search("冷蔵庫の温度", collection="reports").hits]
         assert before[0] in ("r0", "r1")
     with tansaku.connect(home, embedder=remote(server, "model-b")) as ts:
+        sent = len(server.embedding_requests)
         with pytest.raises(EmbedderMismatch) as caught:
             ts.search("冷蔵庫の温度", collection="reports")
+        assert len(server.embedding_requests) == sent  # refused before the query is embedded
         message = str(caught.value)
         assert "「openai/model-a」(32次元)" in message
-        assert "「openai/model-b」(32次元)" in message
+        assert "「openai/model-b」" in message  # its dimension unknown before a request
         assert "`tansaku reembed reports`" in message and "検索" in message
         assert caught.value.recorded == "openai/model-a"
         # the sparse axis alone compares no vectors: still allowed

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 from tansaku.apply import CHECKPOINT_S, ENV_CHECKPOINT, ApplyOptions, ProgressFn
 from tansaku.collection import Collection
 from tansaku.config import CollectionConfig, load_config
+from tansaku.embed import guard
 from tansaku.embed.cache import CachedEmbedder
 from tansaku.faults import crashpoint
 from tansaku.ingest.pipeline import stored_for
@@ -108,6 +109,8 @@ class _Run:
         report: Callable[[str], None],
     ) -> None:
         self.col, self.embedder, self.tenant, self.options = col, embedder, tenant, options
+        if embedder is not None:  # before the pipeline embeds its first batches ahead of apply
+            guard.check_ingest(col, embedder)
         self.tell = report
         self.produced: set[str] = set()  # record ids met in this run (first one wins)
         self.touched: set[str] = set()  # ... and ids deleted: no later plan may count them

@@ -21,6 +21,7 @@ from typing import Any
 
 from tansaku.collection import Collection
 from tansaku.config import Axis, AxisMode, ExpandMode, MergeMethod
+from tansaku.embed import guard
 from tansaku.embed.cache import CachedEmbedder
 from tansaku.search.classify import Classification, Classifier, QueryLabel, RuleClassifier
 from tansaku.search.events import SearchEventLog
@@ -283,6 +284,7 @@ def _run_stage(
     if any(a.mode is AxisMode.DENSE for a in stage.axes):
         if services.embedder is None:
             raise ValueError("dense axes need an embedder")
+        guard.check_search(collection, services.embedder)  # before a request is spent on it
         arr = services.embedder.embed_queries([normalize(d) or d for _, _, d in prepared])
         vectors = list(arr)
     t2 = time.perf_counter()
