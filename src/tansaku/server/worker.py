@@ -8,8 +8,10 @@ so its CPU work never holds the server's GIL); the child sends its progress and 
 over a pipe (:class:`Message`). :func:`run_task` is the same work in the caller's process (the
 runner's thread mode, for comparison and for embedders that cannot leave the process).
 
-The child stops cleanly on ``SIGTERM`` (the collection's writer discards what it had not
-committed; the lock is released) and exits by itself when the server is gone. Killed any other
+The child runs at a lower CPU priority (``nice`` 10, ``TANSAKU_JOB_NICE``; 0 keeps the
+server's): when the cores are busy the searches go first. It stops cleanly on ``SIGTERM``
+(the collection's writer discards what it had not committed; the lock is released) and exits
+by itself when the server is gone. Killed any other
 way (``kill -9``, out of memory) it leaves the collection at its last commit: writers publish
 whole generations only (``tansaku.generations``).
 """
@@ -39,6 +41,10 @@ chunks, embedded, rates and time left), ``("result", {...})``, ``("error", messa
 ``("stopped", None)``."""
 Emit = Callable[[Message], None]
 PARENT_CHECK_S = 1.0
+ENV_NICE = "TANSAKU_JOB_NICE"
+DEFAULT_NICE = 10
+"""Workers run at a lower CPU priority than the server: when the cores are busy, searches go
+first and the job takes what is left; on an idle machine the job runs at full speed."""
 
 
 class Stopped(BaseException):
@@ -160,8 +166,19 @@ def _watch_parent(parent: int) -> None:
             os._exit(3)
 
 
+def _lower_priority() -> None:
+    raw = os.environ.get(ENV_NICE, "").strip()
+    try:
+        increment = int(raw) if raw else DEFAULT_NICE
+        if increment > 0:
+            os.nice(min(increment, 19))
+    except (ValueError, OSError):  # a bad value or no permission: run at the server's
+        pass
+
+
 def _child(task: Task, conn: Connection, parent: int) -> None:
     """The worker process's entry point."""
+    _lower_priority()
     signal.signal(signal.SIGTERM, _on_sigterm)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the server, which stops us
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
