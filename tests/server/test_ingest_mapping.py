@@ -142,8 +142,13 @@ def test_preview_of_utf8_tables_and_json_lines(live):
         assert body["rows"][0] == ["C-1", "炎の剣士1", "相手の場札を1枚選んで破壊する。", "1"]
         assert body["suggested"]["id_column"] == "id"
         assert body["suggested"]["title_column"] == "name"
-        assert body["suggested"]["text_fields"] == {"body": ["name", "effect"]}
+        # JSON: a field reads one key, and the title stays the record's title
+        assert body["suggested"]["text_fields"] == {"body": ["effect"]}
         assert body["suggested"]["metadata_columns"] == {"cost": "cost"}
+        # the suggestion as offered is a mapping the upload accepts
+        r = upload(http, "cards_suggested", [("カード.jsonl", lines)], body["suggested"])
+        assert r.status_code == 202, r.text
+        assert finished(http, r.json()["id"])["status"] == "done"
 
 
 @pytest.mark.parametrize(
@@ -345,4 +350,4 @@ def test_suggestions_for_the_demo_tables_as_shipped():
         head = b"".join(corpus.open("rb").readlines()[:200])
         suggested = suggest_mapping(read_table("corpus.jsonl", head))
         assert suggested["id_column"] == "_id" and suggested["title_column"] == "title"
-        assert suggested["text_fields"] == {"body": ["title", "text"]}
+        assert suggested["text_fields"] == {"body": ["text"]}

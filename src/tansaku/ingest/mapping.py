@@ -27,12 +27,12 @@ from typing import Any
 from tansaku.config import CollectionConfig
 from tansaku.errors import ConfigError, InvalidRequest
 from tansaku.ingest.loaders.settings import ingest_settings
+from tansaku.ingest.preview import FIELD_NAME as _FIELD
 from tansaku.ingest.preview import Table
 
 MAX_MAPPING_BYTES = 8 * 1024
 KEYS = ("id_column", "title_column", "text_fields", "metadata_columns", "source_type")
 RESERVED_METADATA = ("title", "source", "chunk_index")  # the loaders set these themselves
-_FIELD = re.compile(r"^[^\s:/#]{1,64}$")
 _META_KEY = re.compile(r"^[^\s=<>,＝＜＞，]{1,64}$")
 _CSV = {"id_column": "id_column", "title_column": "title_column"}
 _JSON = {"id_column": "id_key", "title_column": "title_key"}

@@ -35,6 +35,7 @@ from tansaku.ingest.loaders.base import (
 from tansaku.ingest.loaders.delimited import _rows as csv_rows  # the loader's own CSV reading
 from tansaku.ingest.loaders.settings import ENCODINGS_AUTO
 
+FIELD_NAME = re.compile(r"^[^\s:/#]{1,64}$")  # a record field: no whitespace, : / #
 FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".json": "json"}
 PREVIEW_ROWS = 5
 CELL_CHARS = 200
@@ -284,10 +285,24 @@ def suggest_mapping(table: Table) -> dict[str, Any]:
     return {
         "id_column": id_col,
         "title_column": title,
-        "text_fields": {BODY_FIELD: text} if text else {},
+        "text_fields": _text_fields(table, text, title),
         "metadata_columns": metadata,
         "source_type": "",
     }
+
+
+def _text_fields(table: Table, text: list[str], title: str | None) -> dict[str, list[str]]:
+    """CSV/TSV: one ``body`` field of every text column (the title first). JSON: a field reads
+    one key, so each text key is a field of its own (``body`` the first, then the key's name)
+    and the title stays the record's title."""
+    if table.family == "csv" or not text:
+        return {BODY_FIELD: text} if text else {}
+    keys = [c for c in text if c != title] or text[:1]
+    fields = {BODY_FIELD: [keys[0]]}
+    for i, key in enumerate(keys[1:], start=2):
+        name = key if FIELD_NAME.match(key) and key not in fields else f"text{i}"
+        fields[name] = [key]
+    return fields
 
 
 def preview(table: Table) -> dict[str, Any]:
