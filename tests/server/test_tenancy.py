@@ -30,6 +30,7 @@ def test_alpha_cannot_reach_betas_data_on_any_route(live):
         kind="ingest", team="beta", collection="secret", files=[], work=lambda j: {"failed": []}
     )
     state.jobs.wait(beta_job.id, 60)
+    beta_conversation = state.appdb.conversations.create("beta").id
 
     with live.client(KEY_ALPHA) as alpha:
         checks = {
@@ -45,6 +46,8 @@ def test_alpha_cannot_reach_betas_data_on_any_route(live):
             "job": alpha.get(f"/api/jobs/{beta_job.id}"),
             "resolve": alpha.post(f"/api/unanswered/{unanswered.id}/resolve", json={}),
             "qa": alpha.post("/api/qa/generate", json={"source": "secret", "target": "x_qa"}),
+            "cancel": alpha.post(f"/api/jobs/{beta_job.id}/cancel"),
+            "conversation": alpha.get(f"/api/conversations/{beta_conversation}"),
         }
         for name, r in checks.items():
             assert r.status_code == 404, (name, r.text)
@@ -55,6 +58,15 @@ def test_alpha_cannot_reach_betas_data_on_any_route(live):
             files={"files": ("a.md", "# 見出し\n本文".encode(), "text/markdown")},
         )
         assert upload.status_code == 409
+        # a preview naming beta's collection gets no mapping of it (nor a hint that it exists)
+        preview = alpha.post(
+            "/api/ingest/preview",
+            data={"collection": "secret"},
+            files={"file": ("店舗.csv", "店舗名,住所\n新宿店,東京都新宿区".encode(), "text/csv")},
+        )
+        assert preview.status_code == 200 and preview.json()["current"] is None
+        listed_conversations = alpha.get("/api/conversations").json()
+        assert beta_conversation not in str(listed_conversations)
         listed = alpha.get("/api/collections").json()["collections"]
         assert [c["name"] for c in listed] == ["manuals"]
         assert listed[0]["records"] == 3  # beta's record in the shared collection not counted
