@@ -127,6 +127,47 @@ class StoredInfo:
     bm25_len: int
 
 
+STORED_KEYS = ("rid", "doc_id", "field", "hash", "bm25_len")  # what a scan always reads
+
+
+def scan_keys(*, with_text: bool, with_meta: bool) -> list[str]:
+    """The payload keys a :meth:`~tansaku.store.protocols.RecordReader.scan` reads."""
+    return [*STORED_KEYS, *(["text"] if with_text else []), *(["meta"] if with_meta else [])]
+
+
+def record_of(payload: Mapping[str, Any]) -> Record:
+    """The record a stored point's payload describes (every backend stores the same payload:
+    ``tansaku.store.shard.filter_payload`` + ``text``, ``hash``, ``bm25_len``)."""
+    return Record(
+        id=payload["rid"],
+        doc_id=payload["doc_id"],
+        field=payload.get("field", ""),
+        text=payload.get("text", ""),
+        metadata=payload.get("meta") or {},
+    )
+
+
+def stored_info(payload: Mapping[str, Any]) -> StoredInfo:
+    """What a scan returns of a stored point's payload."""
+    return StoredInfo(
+        record_of(payload), str(payload.get("hash", "")), int(payload.get("bm25_len", 0) or 0)
+    )
+
+
+def stored_point(payload: Mapping[str, Any], sparse: Any | None, dense: Any | None) -> StoredPoint:
+    """A stored point as its writer handed it over (what ``dump`` yields): ``sparse`` any
+    engine's sparse vector (``indices``, ``values``), ``dense`` a sequence of floats."""
+    return StoredPoint(
+        record_of(payload),
+        SparseVec(tuple(sparse.indices), tuple(sparse.values))
+        if sparse is not None
+        else SparseVec((), ()),
+        np.asarray(dense, dtype=np.float32) if dense is not None else None,
+        str(payload.get("hash", "")),
+        int(payload.get("bm25_len", 0) or 0),
+    )
+
+
 def payload_metadata(meta: Mapping[str, Any]) -> dict[str, Any]:
     """JSON-safe copy of metadata (dates as ISO strings)."""
     out: dict[str, Any] = {}

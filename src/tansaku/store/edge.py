@@ -18,7 +18,16 @@ import numpy as np
 import qdrant_edge as qe
 
 from tansaku.records import Record
-from tansaku.store.base import Filter, ScoredRecord, StoredInfo, StoredPoint
+from tansaku.store.base import (
+    Filter,
+    ScoredRecord,
+    StoredInfo,
+    StoredPoint,
+    record_of,
+    scan_keys,
+    stored_info,
+    stored_point,
+)
 from tansaku.store.candidates import CandidateIndex, identity
 from tansaku.store.ids import point_id
 from tansaku.store.protocols import Lengths
@@ -39,31 +48,10 @@ _HNSW_EF = 256
 OPTIMIZE_MIN_CHANGED = 1_000  # ingests that change fewer points leave indexing to a later one
 
 
-def _to_record(payload: dict[str, Any]) -> Record:
-    return Record(
-        id=payload["rid"],
-        doc_id=payload["doc_id"],
-        field=payload["field"],
-        text=payload.get("text", ""),
-        metadata=payload.get("meta") or {},
-    )
-
-
 def _stored_point(payload: dict[str, Any], vectors: Any) -> StoredPoint:
-    """A stored point as the writer handed it over (what :meth:`EdgeStore.dump` yields);
-    ``vectors``: the named vectors the engine returns."""
+    """``vectors``: the named vectors the engine returns."""
     vectors = vectors if isinstance(vectors, dict) else {}
-    sparse = vectors.get(SPARSE)
-    dense = vectors.get(DENSE)
-    return StoredPoint(
-        _to_record(payload),
-        SparseVec(tuple(sparse.indices), tuple(sparse.values))
-        if sparse is not None
-        else SparseVec((), ()),
-        np.asarray(dense, dtype=np.float32) if dense is not None else None,
-        str(payload.get("hash", "")),
-        int(payload.get("bm25_len", 0) or 0),
-    )
+    return stored_point(payload, vectors.get(SPARSE), vectors.get(DENSE))
 
 
 class EdgeStore(ShardOwner):
@@ -175,7 +163,7 @@ class EdgeStore(ShardOwner):
             found = self._shard.retrieve(
                 [point_id(tenant, i) for i in ids], with_payload=True, with_vector=False
             )
-        by_rid = {payload["rid"]: _to_record(payload) for _, payload in owned(found, tenant)}
+        by_rid = {payload["rid"]: record_of(payload) for _, payload in owned(found, tenant)}
         return [by_rid[i] for i in ids if i in by_rid]
 
     def _payloads(
@@ -203,13 +191,8 @@ class EdgeStore(ShardOwner):
         with_text: bool = False,
         with_meta: bool = False,
     ) -> list[StoredInfo]:
-        keys = ["rid", "doc_id", "field", "hash", "bm25_len"]
-        keys += ["text"] if with_text else []
-        keys += ["meta"] if with_meta else []
-        return [
-            StoredInfo(_to_record(p), str(p.get("hash", "")), int(p.get("bm25_len", 0) or 0))
-            for p in self._payloads(tenant, filter, keys)
-        ]
+        keys = scan_keys(with_text=with_text, with_meta=with_meta)
+        return [stored_info(p) for p in self._payloads(tenant, filter, keys)]
 
     def lengths(self) -> Lengths:
         out: dict[str, dict[str, list[int]]] = {}
@@ -288,8 +271,7 @@ class EdgeStore(ShardOwner):
         with self._lock:
             points = self._shard.query(request)
         return [
-            ScoredRecord(_to_record(payload), float(p.score))
-            for p, payload in owned(points, tenant)
+            ScoredRecord(record_of(payload), float(p.score)) for p, payload in owned(points, tenant)
         ]
 
     def _search(self, tenant: str, request: qe.QueryRequest, with_text: bool) -> list[ScoredRecord]:

@@ -8,17 +8,21 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
-import numpy as np
-
-from tansaku.records import Record
-from tansaku.store.base import Filter, StoredInfo, StoredPoint
+from tansaku.store.base import (
+    Filter,
+    StoredInfo,
+    StoredPoint,
+    record_of,
+    scan_keys,
+    stored_info,
+    stored_point,
+)
 from tansaku.store.protocols import Lengths
 from tansaku.store.qdrant.filters import tenant_filter
 from tansaku.store.qdrant.settings import import_qdrant_client
-from tansaku.store.sparse import SparseVec
 
 import_qdrant_client()  # MissingExtra naming `tansaku[qdrant]` before the import below fails
 
@@ -31,29 +35,17 @@ PAGE = 1000  # points per scroll page
 T = TypeVar("T")
 
 
-def to_record(payload: Mapping[str, Any]) -> Record:
-    return Record(
-        id=payload["rid"],
-        doc_id=payload["doc_id"],
-        field=payload.get("field", ""),
-        text=payload.get("text", ""),
-        metadata=payload.get("meta") or {},
-    )
+to_record = record_of  # the name records.py reads it by
 
 
 def _stored_point(p: models.Record) -> StoredPoint:
-    payload = p.payload or {}
     vectors = p.vector if isinstance(p.vector, dict) else {}
     sparse = vectors.get(SPARSE)
     dense = vectors.get(DENSE)
-    return StoredPoint(
-        to_record(payload),
-        SparseVec(tuple(sparse.indices), tuple(sparse.values))
-        if isinstance(sparse, models.SparseVector)
-        else SparseVec((), ()),
-        np.asarray(dense, dtype=np.float32) if isinstance(dense, list) else None,
-        str(payload.get("hash", "")),
-        int(payload.get("bm25_len", 0) or 0),
+    return stored_point(
+        p.payload or {},
+        sparse if isinstance(sparse, models.SparseVector) else None,
+        dense if isinstance(dense, list) else None,
     )
 
 
@@ -132,13 +124,8 @@ class RecordScans:
         with_text: bool = False,
         with_meta: bool = False,
     ) -> list[StoredInfo]:
-        keys = ["rid", "doc_id", "field", "hash", "bm25_len"]
-        keys += ["text"] if with_text else []
-        keys += ["meta"] if with_meta else []
-        return [
-            StoredInfo(to_record(p), str(p.get("hash", "")), int(p.get("bm25_len", 0) or 0))
-            for p in self._payloads(tenant, filter, keys)
-        ]
+        keys = scan_keys(with_text=with_text, with_meta=with_meta)
+        return [stored_info(p) for p in self._payloads(tenant, filter, keys)]
 
     def hashes(self, tenant: str, filter: Filter | None = None) -> dict[str, str]:
         return {
