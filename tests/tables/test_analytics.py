@@ -246,6 +246,10 @@ def test_relative_periods(db, rows):
         ({"date_from": "2025-12-31", "date_to": "2025-12-01"}, "開始日 ≦ 終了日"),
         ({"days": 0}, "days は 1〜"),
         ({"date_from": "2025-02-30", "date_to": "2025-03-01"}, "実在する日付"),
+        # out of the supported range: a clear error, never an OverflowError
+        ({"date_from": "9999-12-31", "days": 30}, "1900-01-01〜2999-12-31"),
+        ({"date_to": "0001-01-01", "days": 30}, "1900-01-01〜2999-12-31"),
+        ({"date_from": "2999-12-31", "days": 30}, "終了日「3000-01-29」は範囲外"),
     ],
 )
 def test_bad_dates_are_clear_errors(db, kwargs, message):

@@ -30,19 +30,28 @@ from tansaku.errors import (
 )
 
 log = logging.getLogger("tansaku.server")
+DATE_OUT_OF_RANGE = "date_out_of_range"
 
 
 class ApiError(Exception):
     """An error a route raises on purpose: HTTP status, a stable code, a Japanese message."""
 
     def __init__(
-        self, status: int, code: str, message: str, *, headers: dict[str, str] | None = None
+        self,
+        status: int,
+        code: str,
+        message: str,
+        *,
+        headers: dict[str, str] | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
         self.headers = headers
+        self.extra = extra
+        """More fields of the error object (e.g. the ``parameter`` and ``range`` of a date)."""
 
 
 class BodyTooLarge(StarletteHTTPException):
@@ -56,14 +65,18 @@ def not_found(what: str) -> ApiError:
     return ApiError(404, "not_found", f"{what}が見つかりません")
 
 
-def error_body(code: str, message: str) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message}}
+def error_body(code: str, message: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, **(extra or {})}}
 
 
 def error_response(
-    status: int, code: str, message: str, headers: dict[str, str] | None = None
+    status: int,
+    code: str,
+    message: str,
+    headers: dict[str, str] | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> JSONResponse:
-    return JSONResponse(error_body(code, message), status_code=status, headers=headers)
+    return JSONResponse(error_body(code, message, extra), status_code=status, headers=headers)
 
 
 # (type, status, code), most specific first
@@ -174,7 +187,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(ApiError)
     async def _api(_: Request, exc: ApiError) -> JSONResponse:
-        return error_response(exc.status, exc.code, exc.message, exc.headers)
+        return error_response(exc.status, exc.code, exc.message, exc.headers, exc.extra)
 
     @app.exception_handler(TansakuError)
     async def _library(_: Request, exc: TansakuError) -> JSONResponse:
@@ -186,7 +199,15 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
-        return error_response(422, "validation_error", validation_message(list(exc.errors())))
+        problems = list(exc.errors())
+        dated = next((e for e in problems if e.get("type") == DATE_OUT_OF_RANGE), None)
+        if dated is not None:
+            from tansaku.server.dates import out_of_range
+
+            value = (dated.get("ctx") or {}).get("value")
+            err = out_of_range(_where(tuple(dated.get("loc", ()))), value)
+            return error_response(err.status, err.code, err.message, extra=err.extra)
+        return error_response(422, "validation_error", validation_message(problems))
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:

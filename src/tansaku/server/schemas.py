@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tansaku.config import Axis, AxisMode, FusionConfig, FusionMethod
 from tansaku.errors import ConfigError, InvalidRequest
 from tansaku.search.types import SearchRequest
+from tansaku.server.dates import SupportedDate, SupportedMoment
 from tansaku.store.base import Filter
 
 Name = Annotated[str, Field(max_length=200)]
@@ -38,8 +39,8 @@ class FusionBody(Body):
 
 class FilterBody(Body):
     fields: Annotated[list[Name], Field(max_length=64)] = []
-    date_from: date | None = None
-    date_to: date | None = None
+    date_from: SupportedDate | None = None
+    date_to: SupportedDate | None = None
     doc_ids: Annotated[list[Name], Field(max_length=1_000)] = []
 
 
@@ -56,7 +57,7 @@ class SearchBody(Body):
     min_score: float | None = None
     group_by_doc: bool | None = None
     candidates: int | None = None
-    now: datetime | date | None = None
+    now: SupportedMoment | None = None
     expand: bool | None = None
     synonyms: bool | None = None
     dates: bool | None = None
@@ -147,7 +148,7 @@ class SqlBody(Body):
 class AskBody(Body):
     question: Annotated[str, Field(max_length=2_000)]
     collections: Annotated[dict[Name, Name], Field(max_length=16)] | None = None
-    now: datetime | date | None = None
+    now: SupportedMoment | None = None
     conversation_id: Name | None = None
     store: Name | None = None
 

@@ -20,7 +20,7 @@ from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from tansaku.errors import TansakuError
-from tansaku.text.dates import resolve_dates
+from tansaku.text.dates import FIRST_DATE, LAST_DATE, resolve_dates
 
 TOKYO = ZoneInfo("Asia/Tokyo")
 MAX_DAYS = 3660
@@ -31,16 +31,24 @@ class AnalyticsError(TansakuError):
     """Bad analytics arguments (dates, metric, store) or a daily-report table that does not fit."""
 
 
+def _supported(day: date, what: str) -> date:
+    if not FIRST_DATE <= day <= LAST_DATE:
+        raise AnalyticsError(
+            f"{what}「{day}」は範囲外です。{FIRST_DATE}〜{LAST_DATE} の日付で指定してください"
+        )
+    return day
+
+
 def parse_date(value: date | str, what: str = "日付") -> date:
     """``date`` or ``YYYY-MM-DD`` (``YYYY/MM/DD`` accepted) → ``date``; a clear error otherwise."""
     if isinstance(value, datetime):
-        return value.date()
+        return _supported(value.date(), what)
     if isinstance(value, date):
-        return value
+        return _supported(value, what)
     match = _DATE_RE.match(str(value))
     if match:
         try:
-            return date(*(int(g) for g in match.groups()))
+            return _supported(date(*(int(g) for g in match.groups())), what)
         except ValueError:
             pass
     raise AnalyticsError(
@@ -94,9 +102,9 @@ def resolve_period(
     if start and end:
         return Period(start, end)
     if start:
-        return Period(start, start + span)
+        return Period(start, _supported(start + span, "終了日"))
     end = end or today or today_in_tokyo()
-    return Period(end - span, end)
+    return Period(_supported(end - span, "開始日"), end)
 
 
 def period_of(expression: str, now: datetime | date | None = None) -> Period:

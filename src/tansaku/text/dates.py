@@ -51,9 +51,23 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-__all__ = ["TOKYO", "DateRange", "DateResolution", "now_tokyo", "parse_now", "resolve_dates"]
+__all__ = [
+    "FIRST_DATE",
+    "LAST_DATE",
+    "TOKYO",
+    "DateRange",
+    "DateResolution",
+    "now_tokyo",
+    "parse_now",
+    "resolve_dates",
+]
 
 TOKYO = ZoneInfo("Asia/Tokyo")
+FIRST_DATE = date(1900, 1, 1)
+LAST_DATE = date(2999, 12, 31)
+"""The dates a caller may name (a "now", a filter bound, a period end): far enough from
+``date.min``/``date.max`` that every range computed from them (a 10-year window, a month back,
+a time-zone shift) stays a real date."""
 
 _Span = tuple[date, date]
 
@@ -370,9 +384,14 @@ def parse_now(value: str) -> datetime:
         )
     year, month, day, hour, minute = (int(g) if g else 0 for g in match.groups())
     try:
-        return datetime(year, month, day, hour, minute, tzinfo=TOKYO)
+        moment = datetime(year, month, day, hour, minute, tzinfo=TOKYO)
     except ValueError:
         raise ValueError(
             f"日時「{value}」は存在しない日付または時刻です。"
             "YYYY-MM-DD または YYYY-MM-DDTHH:MM の形式で正しい値を指定してください"
         ) from None
+    if not FIRST_DATE <= moment.date() <= LAST_DATE:
+        raise ValueError(
+            f"日時「{value}」は範囲外です。{FIRST_DATE}〜{LAST_DATE} の日付で指定してください"
+        )
+    return moment

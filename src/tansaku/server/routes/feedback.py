@@ -18,6 +18,7 @@ from fastapi.responses import Response
 
 from tansaku.errors import InvalidRequest
 from tansaku.server.auth import presented_key
+from tansaku.server.dates import check_date_text
 from tansaku.server.respond import JsonResponse, json_response
 from tansaku.server.schemas import FeedbackBody
 from tansaku.server.state import StateDep, TeamDep
@@ -54,10 +55,12 @@ def submit(body: FeedbackBody, request: Request, state: StateDep, team: TeamDep)
     return json_response(data, 201)
 
 
-def parse_bound(value: str | None, *, end: bool) -> datetime | None:
-    """``YYYY-MM-DD`` (a whole day: ``to`` is inclusive) or an ISO datetime, as UTC."""
+def parse_bound(value: str | None, *, end: bool, parameter: str | None = None) -> datetime | None:
+    """``YYYY-MM-DD`` (a whole day: ``to`` is inclusive) or an ISO datetime, as UTC; a day
+    outside the supported range is a 422 naming ``parameter`` (default ``to`` / ``from``)."""
     if value is None or not value.strip():
         return None
+    check_date_text(value, parameter or ("to" if end else "from"))
     text = value.strip()
     try:
         if len(text) == 10:

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 from tansaku.errors import InvalidRequest
+from tansaku.server.dates import check_date_text
 from tansaku.server.errors import ApiError
 from tansaku.server.respond import JsonResponse, json_response
 from tansaku.server.schemas import SqlBody
@@ -120,6 +121,17 @@ def stats(
         get_sales_trend,
     )
 
+    named = {
+        "from": date_from,
+        "to": date_to,
+        "now": now,
+        "current_start": current_start,
+        "current_end": current_end,
+        "previous_start": previous_start,
+        "previous_end": previous_end,
+    }
+    for parameter, value in named.items():
+        check_date_text(value, parameter)
     scope = StoreScope.only(store) if store else StoreScope.all_stores()
     db = state.tables()
     if kind == "compare":
