@@ -388,7 +388,9 @@ def test_the_server_serves_the_collections_of_the_configured_qdrant(
             assert isinstance(ts.backend, QdrantBackend)
             ts.ingest_records(reports(8), collection="nippo", config=CONFIG)
         assert not any((home / "collections").iterdir())
-        app = create_app(home, settings=ServerSettings(), warm_up=False, ui=False)
+        # keyless: TestClient's Host (testserver) is allowed as an operator would allow a name
+        settings = ServerSettings(allowed_hosts=("testserver",))
+        app = create_app(home, settings=settings, warm_up=False, ui=False)
         with TestClient(app) as http:
             health = http.get("/healthz").json()
             assert health["checks"]["engine"] == {"ok": True, "collections": 1}, health

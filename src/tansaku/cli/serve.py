@@ -15,6 +15,14 @@ def serve(
         str, typer.Option("--host", help="待ち受けるアドレス(127.0.0.1 以外では API キーが必須)")
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=1, max=65535, help="ポート番号")] = 8000,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-host",
+            help="キーなしで動くときに受け付けるホスト名(127.0.0.1・localhost・[::1] 以外。"
+            "繰り返し指定可)",
+        ),
+    ] = None,
     home: HomeOpt = None,
 ) -> None:
     """API サーバー(と Web 画面)を起動する。Ctrl+C で停止。"""
@@ -27,7 +35,7 @@ def serve(
             "サーバーには追加パッケージが必要です。`pip install 'tansaku[server]'` で"
             "インストールしてください"
         ) from None
-    settings = ServerSettings(host=host, port=port)
+    settings = ServerSettings(host=host, port=port, allowed_hosts=tuple(allow_host or ()))
     from tansaku.workspace import Workspace
 
     folder = Workspace.from_env(home).home
@@ -42,8 +50,13 @@ def serve(
         err.print(f"新しいワークスペースを作成しました: {folder}(コレクションはまだありません)")
     shown = f"[{host}]" if ":" in host else host
     err.print(f"tansaku サーバーを起動します: http://{shown}:{port}/ (API 説明: /docs)")
-    if settings.loopback and not app.state.tansaku.keys.any():
-        err.print("API キーが未登録のため、キーなしのリクエストは既定チームとして扱います")
+    if app.state.tansaku.keyless():
+        err.print(
+            "キーなしで動いています: キーなしのリクエストは既定チームとして扱います"
+            "(受け付けるホスト名は 127.0.0.1・localhost・[::1]"
+            + "".join(f"・{h}" for h in settings.allowed_hosts)
+            + ")"
+        )
     uvicorn.run(app, host=host, port=port, log_level="info", proxy_headers=False)
 
 

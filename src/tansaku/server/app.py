@@ -28,6 +28,7 @@ from tansaku.server import errors
 from tansaku.server.apidocs import render_docs
 from tansaku.server.auth import KeyStore, ServerNotSecured
 from tansaku.server.events import RecordingEventLog
+from tansaku.server.hostguard import KeylessGuard
 from tansaku.server.jobs import JobRunner
 from tansaku.server.metrics import Metrics
 from tansaku.server.middleware import BodyLimit, RequestMetrics, SecurityHeaders
@@ -210,8 +211,9 @@ def _install_ui(app: FastAPI) -> None:
 
 
 def _install_middleware(app: FastAPI, state: AppState) -> None:
-    """Outermost last: metrics see every response, headers go on every response, the body
-    limit applies before anything reads a body."""
+    """Outermost last: metrics see every response, headers go on every response, a keyless
+    server's host and origin guard answers before CORS or anything else, the body limit
+    applies before anything reads a body."""
     settings = state.settings
 
     def limit_for(path: str) -> int:
@@ -227,5 +229,11 @@ def _install_middleware(app: FastAPI, state: AppState) -> None:
             allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["Authorization", "X-API-Key", "Content-Type"],
         )
+    app.add_middleware(
+        KeylessGuard,
+        keyless=state.keyless,
+        allowed_hosts=settings.allowed_hosts,
+        cors_origins=settings.cors_origins,
+    )
     app.add_middleware(SecurityHeaders)
     app.add_middleware(RequestMetrics, metrics=state.metrics)

@@ -41,6 +41,10 @@ class ServerSettings:
     max_upload_files: int = 200
     cors_origins: tuple[str, ...] = ()
     """Origins allowed to call the API from a browser; none by default (CORS off)."""
+    allowed_hosts: tuple[str, ...] = ()
+    """Host names a keyless server accepts besides loopback (``127.0.0.1``, ``localhost``,
+    ``[::1]``), any port: ``tansaku serve --allow-host NAME``. Other ``Host`` headers are 421
+    while the server is keyless (DNS rebinding); a server that requires keys accepts any."""
     ingest_workers: int = 2
     """Threads running ingest jobs; jobs of one collection always run one after another."""
 

@@ -65,6 +65,11 @@ class AppState:
         except ImportError:
             return None
 
+    def keyless(self) -> bool:
+        """Whether a request without a key is served (as the default team): bound to loopback
+        while no API key exists. Asked per request."""
+        return self.settings.loopback and (self.keys is None or not self.keys.any())
+
     def close(self) -> None:
         self.jobs.shutdown()
         with self._tables_lock:
@@ -85,7 +90,7 @@ def get_team(request: Request) -> str:
     return authenticate(
         request,
         keys=state.keys,
-        keyless=state.settings.loopback,
+        keyless=state.keyless(),
         default_team=state.settings.default_team,
         session=state.session,
     )

@@ -23,8 +23,8 @@ def ui_of(request: Request) -> UiState:
 
 
 def keyless(state: AppState) -> bool:
-    """The loopback demo with no API key: pages open a session for the default team."""
-    return state.settings.loopback and (state.keys is None or not state.keys.any())
+    """The keyless demo (``AppState.keyless``): pages open a session for the default team."""
+    return state.keyless()
 
 
 def session_team(ui: UiState, request: Request) -> str | None:
