@@ -1,5 +1,6 @@
-"""The offline router on the bundled lab notes and cards: each question reaches its own tool,
-and a card answer lists only cards whose effect says what was asked."""
+"""The offline answer on the bundled lab notes and cards, both in scope: each question is
+answered from the collection that holds it, and a card answer lists only cards whose effect
+says what was asked."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def _tools_called(answer) -> list[str | None]:
 
 def test_card_question_lists_only_matching_effects(tools) -> None:
     answer = answer_offline("リーダーを回復する効果のカード", tools)
-    assert _tools_called(answer) == ["search_card_effects"]
+    assert _tools_called(answer) == ["search_collections"]
     assert not answer.unanswered and answer.citations
     bullets = [line for line in answer.text.splitlines() if line.startswith("・")]
     assert bullets and all("回復" in line for line in bullets)
@@ -46,7 +47,6 @@ def test_card_question_lists_only_matching_effects(tools) -> None:
 
 def test_lab_note_question_goes_to_the_lab_notes(tools) -> None:
     answer = answer_offline("TEOSの加水分解の実験で使った試薬", tools)
-    assert _tools_called(answer) == ["search_lab_notes"]
     assert all(c.collection == "notes" for c in answer.citations)
 
 

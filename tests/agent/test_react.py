@@ -133,7 +133,7 @@ def test_a_failing_call_comes_back_as_an_error_and_the_loop_goes_on(
     )
     answer = run_agent("冷蔵庫の故障は?", toolset(ts, now=NOW), model)
     first_result = next(e for e in answer.events if e.type == "tool_result")
-    assert error in json.loads(first_result.text)["error"]
+    assert first_result.text.startswith("エラー: ") and error in first_result.text
     observed = next(m for m in model.requests[1].messages if m.role == "tool").content
     assert error in json.loads(observed)["error"]
     assert answer.citations and not answer.unanswered
@@ -371,7 +371,7 @@ def test_a_tool_past_its_timeout_answers_with_an_error(ts) -> None:
     finally:
         _release.set()
     late = next(e for e in answer.events if e.type == "tool_result" and e.call_id == "call_0")
-    assert "以内に終わりませんでした" in json.loads(late.text)["error"]
+    assert late.text.startswith("エラー: ") and "以内に終わりませんでした" in late.text
     observed = [m for m in model.requests[1].messages if m.role == "tool"]
     assert "error" in json.loads(observed[0].content) and "ref" in observed[1].content
     assert answer.citations and not answer.unanswered

@@ -237,7 +237,10 @@ def test_ask_json_and_sse(live):
             json={"question": "ほかには?", "conversation_id": "no-such-conversation"},
         )
         assert follow.status_code == 404
-        assert http.post("/api/ask", json={"question": "  "}).status_code == 400
-        assert http.post("/api/ask", json={"question": "質問\x1b"}).status_code == 400
+        before = http.get("/api/unanswered").json()
+        for bad in ("", "  ", "質問\x1b", "あ" * 1_500, "あ" * 10_000):
+            refused = http.post("/api/ask", json={"question": bad})
+            assert refused.status_code == 422 and refused.json()["error"]["message"]
+        assert http.get("/api/unanswered").json() == before
         metrics = http.get("/metrics").text
         assert "tansaku_ask_total" in metrics

@@ -27,6 +27,8 @@ from tansaku.agent.models.base import ChatModel, Message
 from tansaku.agent.offline import answer_offline
 from tansaku.agent.react import AgentLimits, run_agent
 from tansaku.agent.unanswered import Unanswered, UnansweredLog
+from tansaku.errors import InvalidRequest
+from tansaku.search.limits import check_query
 from tansaku.tools import toolset
 from tansaku.workspace import DEFAULT_TEAM
 
@@ -36,6 +38,15 @@ if TYPE_CHECKING:
 
 HISTORY_TURNS = 10
 """Prior turns (questions and answers) a follow-up sends to the model."""
+
+
+def check_question(question: str) -> str:
+    """The question, if it is not blank, at most as long as a search query and free of control
+    characters; :class:`~tansaku.errors.InvalidRequest` (in Japanese) otherwise. Checked before
+    anything is searched or logged."""
+    if not isinstance(question, str) or not question.strip():
+        raise InvalidRequest("質問が空です。質問の文を入力してください")
+    return check_query(question)
 
 
 def unanswered_log(client: Tansaku) -> UnansweredLog:
@@ -77,7 +88,7 @@ def ask(
     question: str,
     *,
     team: str = DEFAULT_TEAM,
-    collections: Mapping[str, str] | None = None,
+    collections: Mapping[str, str] | Sequence[str] | None = None,
     now: datetime | None = None,
     tables: Any = None,
     store: str | None = None,
@@ -94,7 +105,10 @@ def ask(
     conversation of ``team`` (:class:`ConversationNotFound` otherwise); without it a new one
     starts. ``store`` is the one store the caller may see in statistics; a question naming
     exactly one store narrows an unrestricted caller to it. Events reach ``on_event`` as they
-    happen."""
+    happen. ``collections``: the names of the collections in scope (or role → name); a blank,
+    over-long or control-character question raises :class:`~tansaku.errors.InvalidRequest`
+    before anything is searched or logged."""
+    check_question(question)
     convs = conversations(client)
     turns = convs.history(conversation_id, team, HISTORY_TURNS * 2) if conversation_id else []
     resolved = resolve_followup(question, [t.text for t in turns if t.role == "user"])
@@ -147,6 +161,7 @@ __all__ = [
     "UnansweredLog",
     "answer_offline",
     "ask",
+    "check_question",
     "configured_model",
     "conversations",
     "history_messages",

@@ -1,78 +1,38 @@
-"""Answers with no LLM: classify the question, call the matching tools, and answer with
-sentences of what they returned (or the figures of a statistic) — never invented text.
+"""Answers with no language model — never invented text, only what the workspace holds.
 
-- greeting → a short reply; manual → ``search_manual``; statistics → the claim / sales / cash
-  statistic over the question's dates (or the last 30 days); vague → ``expand_and_search_cases``;
-  clear → ``search_past_cases``; table questions need a model to write SQL and are said so.
-- The answer quotes the sentences of the returned passages that share the most content words
-  with the question, each with its source; only sources a tool returned are cited.
-- No supporting sentence → the answer says so plainly and the question goes to the unanswered
-  log (with the tools tried).
+- A greeting gets a short reply; a question about future events is declined.
+- A question with conditions on a registered table (stores, events) runs an SQL template; a
+  question about counts, trends or amounts in the daily reports runs the statistics.
+- Every other question goes to the generic answer engine (``tansaku.agent.answer``): every
+  collection of the caller's scope is searched with its own config, the hits are ranked together
+  on a calibrated probability, and the answer quotes the best sentences (an FAQ's answer part, a
+  list of cards) with their sources — or says plainly that nothing answers it.
+- An unanswered question goes to the unanswered log under the collections searched.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 from typing import Any
 
 from tansaku.agent import table_routes
+from tansaku.agent.answer import answer_scope
+from tansaku.agent.answer.engine import SEARCH_TOOL
 from tansaku.agent.events import Answer, Citation, Event
+from tansaku.agent.result_text import summarize
 from tansaku.agent.unanswered import UnansweredLog
 from tansaku.search.classify import QueryLabel, classify
-from tansaku.text import get_analyzer
 from tansaku.text.dates import resolve_dates
+from tansaku.text.normalize import normalize
 from tansaku.tools.registry import Toolset
 
-MAX_SENTENCES = 3
 NOT_FOUND = "申し訳ありません。ご質問に答えられる情報が見つかりませんでした。"
 GREETING = (
     "こんにちは。日報・掲示板の過去の事例、マニュアル、クレームや売上の集計について"
     "日本語で質問してください。"
 )
-_SENTENCE = re.compile(r"[^。！？!?\n]+[。！？!?]?")
-# words of the question itself, not of what is asked about
-_QUESTION_WORDS = frozenset(
-    [
-        "教える",
-        "知る",
-        "探す",
-        "見る",
-        "記録",
-        "方法",
-        "内容",
-        "こと",
-        "事",
-        "時",
-        "為る",
-        "有る",
-        "居る",
-        "成る",
-        "下さる",
-        "件",
-        "何",
-        "どう",
-        "どの",
-        "どんな",
-        "欲しい",
-        "思う",
-        "良い",
-        "今日",
-        "昨日",
-        "一昨日",
-        "先週",
-        "今週",
-        "先月",
-        "今月",
-        "最近",
-    ]
-)
 _FUTURE = re.compile(r"予測|予想|見込み|見通し|来年|来月|来週|将来|今後")
-_CARDS = re.compile(r"カード|フォロワー|スペル|アミュレット|ファンファーレ|ラストワード|進化時")
-_NOTES = re.compile(r"実験|ノート|試料|サンプル|測定|合成|培養|焼成|アニール|めっき|成膜")
-_CARD_WORDS = frozenset(["カード", "効果", "ある", "持つ", "出来る", "探す", "欲しい"])
-MAX_CARDS = 5
 # 「レジの現金が合わないことはどれくらいある?」: how often a daily-report measure … is a statistic
 _HOW_OFTEN = re.compile(
     r"(売上|客数|現金|過不足|レジ|クレーム).*(どれくらい|どのくらい|何回|何件|頻度|いくら|多い)"
@@ -84,59 +44,11 @@ _STAT_TOOLS = (
 )
 
 
-def _content_terms(text: str) -> set[str]:
-    return {t for t in get_analyzer().terms(text) if t not in _QUESTION_WORDS}
-
-
 def _call(tools: Toolset, events: list[Event], name: str, args: dict[str, Any]) -> Any:
     events.append(Event(type="tool_call", tool=name, arguments=args))
     text = tools.call(name, args)
-    events.append(Event(type="tool_result", tool=name, text=text[:400]))
+    events.append(Event(type="tool_result", tool=name, text=summarize(text)))
     return json.loads(text)
-
-
-def _extract(
-    question: str,
-    results: list[dict[str, Any]],
-    collection: str,
-    alternatives: Sequence[str] = (),
-) -> tuple[list[str], list[Citation]]:
-    """The best sentences of the first results and their citations. A sentence must cover half
-    of the question's content words — or, for an expanded vague question, share one with an
-    expansion (トラブル, クレーム … for 問題)."""
-    # a date the question names filters the search; no sentence repeats it
-    wanted = _content_terms(resolve_dates(question).remainder or question)
-    extra = (
-        set().union(*(_content_terms(a) for a in alternatives)) - wanted if alternatives else set()
-    )
-    need = max(1, (len(wanted) + 1) // 2)
-    scored: list[tuple[int, int, str, dict[str, Any]]] = []
-    for rank, r in enumerate(results[:MAX_SENTENCES]):
-        for sentence in _SENTENCE.findall(str(r.get("content", ""))):
-            terms = _content_terms(sentence)
-            overlap = len(wanted & terms)
-            if overlap >= need or (extra and extra & terms):
-                scored.append((-(overlap + len(extra & terms)), rank, sentence.strip(), r))
-    scored.sort(key=lambda x: (x[0], x[1]))
-    lines: list[str] = []
-    cites: dict[str, Citation] = {}
-    for _, _, sentence, r in scored[:MAX_SENTENCES]:
-        title = str(r.get("title") or r.get("document") or "")
-        where = [str(x) for x in (r.get("date"), r.get("store")) if x and str(x) not in title]
-        lines.append(f"・{sentence}({' '.join([*where, title]).strip()})")
-        doc = str(r.get("doc_id", ""))
-        cites.setdefault(
-            doc,
-            Citation(
-                doc_id=doc,
-                collection=collection,
-                title=title,
-                date=str(r.get("date") or ""),
-                store=str(r.get("store") or ""),
-                section=str(r.get("section") or r.get("chapter") or ""),
-            ),
-        )
-    return lines, list(cites.values())
 
 
 def _statistics(question: str, tools: Toolset, events: list[Event]) -> str | None:
@@ -186,11 +98,9 @@ def answer_offline(
 ) -> Answer:
     """Answer ``question`` with ``tools`` and no language model."""
     events: list[Event] = []
-    label = classify(question)
-    events.append(
-        Event(type="thought", text=f"質問の種類: {label.label.value}({'・'.join(label.reasons)})")
-    )
-    collection = tools.scope.collections.get("reports", "")
+    text_in = normalize(question)  # 全角/半角 and width variants decide nothing differently
+    label = classify(text_in)
+    searched = ", ".join(dict.fromkeys(tools.scope.collections.values()))
     tried: list[str] = []
     reason = "裏付けとなる記述が見つかりません"
     if label.label is QueryLabel.GREETING:
@@ -199,60 +109,41 @@ def answer_offline(
     table = (
         None
         if label.label is QueryLabel.STATISTICS
-        else table_routes.plan(question, available, tools.scope.now)
+        else table_routes.plan(text_in, available, tools.scope.now)
     )
     if table is not None:
         tried.append(table.tool)
         text, cites, reason = _table_answer(question, table, tools, events)
         if text is not None:
             return _done(question, text, cites, events)
-        collection = table.tool
-    elif _FUTURE.search(question):
+        searched = "stores" if table.tool == "search_stores" else "events"
+    elif _FUTURE.search(text_in):
         reason = "予測や先の予定には答えられません(記録にあることだけを答えます)"
         events.append(Event(type="thought", text=reason))
     elif (
-        label.label is QueryLabel.STATISTICS or _HOW_OFTEN.search(question)
+        label.label is QueryLabel.STATISTICS or _HOW_OFTEN.search(text_in)
     ) and "get_claim_statistics" in available:
+        events.append(
+            Event(type="thought", text="件数や傾向を聞いているので、日報の表を集計します")
+        )
         tried.append("statistics")
-        text = _statistics(question, tools, events)
+        text = _statistics(text_in, tools, events)
         if text is not None:
             return _done(question, text, [], events)
         reason = "集計できる日報がありません(未来の期間・表が未登録を含む)"
-    elif label.label is QueryLabel.TABLE and any(
-        "sql_query" in s.parameters.get("properties", {}) for s in tools.specs
-    ):
-        reason = "表の検索(SQL)には言語モデルの設定が必要です"
-        events.append(Event(type="thought", text=reason))
+        searched = "daily_reports"
     else:
-        if "search_card_effects" in available and _CARDS.search(question):
-            tried.append("search_card_effects")
-            text, cites = _cards_answer(question, tools, events)
-            if text is not None:
-                return _done(question, text, cites, events)
-            name = ""
-        elif "search_lab_notes" in available and _NOTES.search(question):
-            name, collection = "search_lab_notes", tools.scope.collections.get("notes", "")
-        elif label.label is QueryLabel.MANUAL:
-            name, collection = "search_manual", tools.scope.collections.get("manuals", "")
-        elif label.label is QueryLabel.VAGUE:
-            name = "expand_and_search_cases"
-        else:
-            name = "search_past_cases"
-        data = _call(tools, events, name, {"query": question}) if name else {}
-        tried.extend([name] if name else [])
-        results = data.get("results", data) if isinstance(data, dict) else data
-        expanded = data.get("expanded_queries", []) if isinstance(data, dict) else []
-        if name and isinstance(results, list):
-            lines, cites = _extract(question, results, collection, expanded)
-            if lines:
-                body = "\n".join(lines)
-                return _done(
-                    question, f"「{question}」について、次の記述があります。\n{body}", cites, events
-                )
+        outcome = answer_scope(question, tools.scope)
+        events.extend(outcome.events)
+        tried.append(SEARCH_TOOL)
+        if outcome.text is not None:
+            return _done(question, outcome.text, list(outcome.citations), events)
+        reason = outcome.reason
+        searched = ", ".join(outcome.searched) or searched
     if unanswered is not None:
         unanswered.add(
             team=tools.scope.team,
-            collection=collection,
+            collection=searched,
             question=question,
             reason=reason,
             tools=tried,
@@ -264,38 +155,6 @@ def answer_offline(
         events=tuple(events),
         unanswered=True,
     )
-
-
-def _cards_answer(
-    question: str, tools: Toolset, events: list[Event]
-) -> tuple[str | None, list[Citation]]:
-    """The cards whose effect text the card search matched, each with its matched text."""
-    data = _call(tools, events, "search_card_effects", {"query": question, "top_k": MAX_CARDS})
-    rows = data.get("results") if isinstance(data, dict) else None
-    if not rows:
-        return None, []
-    collection = tools.scope.collections.get("cards", "")
-    wanted = _content_terms(question) - _CARD_WORDS
-    need = len(wanted) - len(wanted) // 3  # 2 of 2, 2 of 3, 3 of 4 …
-    if wanted:  # only cards whose effect says what was asked (回復 …), never the nearest others
-        rows = [
-            r for r in rows if len(wanted & _content_terms(str(r.get("content") or ""))) >= need
-        ]
-    if not rows:
-        return None, []
-    lines: list[str] = []
-    cites: list[Citation] = []
-    for row in rows[:MAX_CARDS]:
-        kind = "・".join(str(row[k]) for k in ("class", "type") if row.get(k))
-        cost = f"コスト{row['cost']}" if row.get("cost") is not None else ""
-        what = " ".join(p for p in (kind, cost) if p)
-        effect = " ".join(str(row.get("content") or row.get("matched_text") or "").split())
-        effect = effect if len(effect) <= 80 else effect[:79] + "…"
-        title = str(row.get("title") or row.get("doc_id"))
-        lines.append(f"・{title}({what}){effect}")
-        cites.append(Citation(doc_id=str(row.get("doc_id")), collection=collection, title=title))
-    head = f"「{question}」に当てはまる効果のカードです(効果文の検索から{len(lines)}件)。"
-    return head + "\n" + "\n".join(lines), cites
 
 
 def _table_answer(

@@ -25,11 +25,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tansaku.agent.citations import Sources
-from tansaku.agent.events import RESULT_PREVIEW, Answer, Event, EventCallback, EventLog
+from tansaku.agent.events import Answer, Event, EventCallback, EventLog
 from tansaku.agent.models.base import ChatModel, ChatResponse, Message, ModelError, ToolCall
 from tansaku.agent.offline import NOT_FOUND, answer_offline
 from tansaku.agent.prompts import FINAL_REQUEST, split_thought, system_prompt
 from tansaku.agent.reflection import Reflection, reflect
+from tansaku.agent.result_text import summarize
 from tansaku.agent.unanswered import UnansweredLog
 from tansaku.text.dates import now_tokyo
 from tansaku.tools.registry import Toolset
@@ -205,7 +206,7 @@ class _Turn:
         results[i] = result
         self.observations.append((call.name, result))
         self.log.emit(
-            Event(type="tool_result", tool=call.name, call_id=call.id, text=result[:RESULT_PREVIEW])
+            Event(type="tool_result", tool=call.name, call_id=call.id, text=summarize(result))
         )
 
     def draft(self, messages: list[Message]) -> str:

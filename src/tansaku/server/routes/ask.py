@@ -15,7 +15,7 @@ import json
 import logging
 import threading
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -30,19 +30,26 @@ from tansaku.server.state import AppState, StateDep, TeamDep
 
 log = logging.getLogger("tansaku.server")
 router = APIRouter(tags=["エージェント"])
-DEFAULT_ROLES = {"reports": "reports", "manuals": "manuals"}
 _END = object()
 
 
-def _collections(state: AppState, team: str, asked: Mapping[str, str] | None) -> dict[str, str]:
-    """Role → collection, only collections the team may see (a named one it cannot: 404)."""
+def _collections(
+    state: AppState, team: str, asked: Mapping[str, str] | Sequence[str] | None
+) -> list[str] | dict[str, str]:
+    """The collections of the answer's scope, only collections the team may see (a named one it
+    cannot: 404). None: every collection the team sees. A list of names, or a mapping whose
+    keys are its values (what the chat page sends), is a plain scope — each collection's role
+    read from its config; a mapping naming roles keeps them."""
     names = {i.name for i in visible(state.client, state.owners, team)}
     if asked is None:
-        return {role: name for role, name in DEFAULT_ROLES.items() if name in names}
-    for name in asked.values():
+        return sorted(names)
+    wanted = list(asked.values()) if isinstance(asked, Mapping) else list(asked)
+    for name in wanted:
         if name not in names:
             raise ApiError(404, "collection_not_found", f"コレクション「{name}」が見つかりません")
-    return dict(asked)
+    if isinstance(asked, Mapping) and any(k != v for k, v in asked.items()):
+        return dict(asked)
+    return list(dict.fromkeys(wanted))
 
 
 def record_answer(state: AppState, team: str, answer: Any) -> str:
@@ -86,7 +93,7 @@ def _turn(
     state: AppState,
     team: str,
     body: AskBody,
-    collections: dict[str, str],
+    collections: list[str] | dict[str, str],
     on_event: Any = None,
 ) -> Any:
     from tansaku.agent import ConversationNotFound, ask
@@ -118,11 +125,14 @@ def _turn(
 
 
 def _check(body: AskBody) -> None:
-    if not body.question.strip():
-        raise ApiError(400, "invalid_request", "質問が空です")
-    from tansaku.search.limits import check_query
+    """A blank, over-long or control-character question: 422, before anything is logged."""
+    from tansaku.agent import check_question
+    from tansaku.errors import InvalidRequest
 
-    check_query(body.question, 2_000)
+    try:
+        check_question(body.question)
+    except InvalidRequest as exc:
+        raise ApiError(422, "invalid_question", str(exc)) from None
 
 
 @router.post("/api/ask", response_class=JsonResponse, summary="質問に出典つきで答える")
@@ -146,7 +156,7 @@ def _sse(event: str, data: Any) -> str:
 
 
 async def _stream(
-    state: AppState, team: str, body: AskBody, collections: dict[str, str]
+    state: AppState, team: str, body: AskBody, collections: list[str] | dict[str, str]
 ) -> AsyncIterator[str]:
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Any] = asyncio.Queue()

@@ -13,7 +13,15 @@ const send = document.getElementById("send");
 const picker = document.getElementById("collections");
 const convLabel = document.getElementById("conversation-label");
 const historyList = document.getElementById("history");
-const DEFAULT_ROLES = ["reports", "manuals"];
+const TOOL_LABELS = {
+  search_collections: "コレクションを検索", search_past_cases: "日報・掲示板を検索",
+  expand_and_search_cases: "言い換えて日報・掲示板を検索", search_manual: "マニュアルを検索",
+  search_rag_knowledge_base: "ナレッジを検索", search_lab_notes: "実験ノートを検索",
+  search_card_effects: "カードを検索", list_rag_collections: "コレクションの一覧",
+  get_current_time: "現在の日時", get_claim_statistics: "クレームの集計",
+  get_sales_trend: "売上の推移", get_cash_difference_analysis: "現金過不足の集計",
+  compare_periods: "期間の比較", search_stores: "店舗の表を検索", search_events: "イベントの表を検索",
+};
 const HISTORY_SHOWN = 30;
 
 let chat = loadChat();
@@ -38,13 +46,21 @@ const EVENT_LABELS = {
 
 function eventNode(ev) {
   const label = EVENT_LABELS[ev.type] || ev.type;
+  const tool = TOOL_LABELS[ev.tool] || ev.tool || "";
   if (ev.type === "tool_call") {
-    const args = ev.arguments ? JSON.stringify(ev.arguments, null, 0) : "";
-    return el("div", { class: "ev", "data-type": ev.type }, `🔧 ${label}: `, el("code", {}, `${ev.tool || ""}(${args})`));
+    const args = ev.arguments || {};
+    const what = [args.query ? `「${args.query}」` : "", Array.isArray(args.collections) ? `(${args.collections.join("、")})` : ""].join("");
+    const node = el("div", { class: "ev", "data-type": ev.type }, `🔧 ${tool}${what ? ": " + what : ""}`);
+    const rest = Object.keys(args).filter((k) => k !== "query" && k !== "collections");
+    if (rest.length) {
+      node.append(el("details", { class: "small" }, el("summary", {}, "詳細"),
+        el("code", {}, `${ev.tool}(${JSON.stringify(args)})`)));
+    }
+    return node;
   }
   if (ev.type === "tool_result") {
     return el("details", { class: "ev", "data-type": ev.type },
-      el("summary", {}, `📄 ${label}: ${ev.tool || ""}`), el("pre", { class: "light" }, ev.text || ""));
+      el("summary", {}, `📄 ${tool}の結果`), el("pre", { class: "light" }, ev.text || ""));
   }
   const icon = { thought: "💭", draft: "📝", critique: "🔍", answer: "✅", error: "⚠️" }[ev.type] || "•";
   return el("div", { class: "ev", "data-type": ev.type }, `${icon} ${label}: `, ev.text || "");
@@ -172,7 +188,7 @@ function chosenCollections() {
   const boxes = [...picker.querySelectorAll("input[type=checkbox]")];
   const picked = boxes.filter((b) => b.checked).map((b) => b.value);
   if (!picked.length) return null;
-  return Object.fromEntries(picked.map((name) => [name, name]));
+  return picked;
 }
 
 async function askQuestion(text) {
@@ -313,10 +329,9 @@ async function loadPicker() {
     const data = await api("/api/collections");
     clear(picker);
     if (!data.collections.length) picker.append(el("span", { class: "muted" }, "コレクションがありません"));
-    const defaults = data.collections.some((c) => DEFAULT_ROLES.includes(c.name));
     for (const c of data.collections) {
       const box = el("input", { type: "checkbox", value: c.name });
-      box.checked = defaults ? DEFAULT_ROLES.includes(c.name) : true;
+      box.checked = true; // every collection answers unless the user leaves it out
       picker.append(el("label", { class: "inline" }, box, `${c.name}`, el("span", { class: "muted" }, c.description ? `— ${c.description}` : "")));
     }
   } catch (err) {

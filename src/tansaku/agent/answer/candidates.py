@@ -1,0 +1,329 @@
+"""Candidates for an answer: every collection of the caller's scope searched with its own
+config, each hit described by features that mean the same thing in every collection, so hits
+of different collections can be ranked together once calibrated (``calibration.py``).
+
+The features are the engine's own signals, not keyword rules:
+
+- ``dense``: the cosine of the question and the hit on the collection's dense axis (absolute
+  for one embedding model; ``None`` without a dense axis);
+- ``coverage``: the share of the question's content terms the hit contains, each term weighted
+  by its rarity in the collection (the IDF of its character bigrams over the sentence units);
+- ``plain``: the same share unweighted; ``oov``: the weight share of question terms the
+  collection never contains at all (a question about something the team has no word for);
+- ``rank``, ``relative`` (fused score / the collection's best), ``top_axes`` (share of the
+  axes that ranked it first) and ``gap`` (how far the collection's first hit leads its second).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from tansaku.config import AxisMode
+from tansaku.errors import TansakuError
+from tansaku.search.types import Hit
+from tansaku.store.sparse import term_id
+from tansaku.text import get_analyzer
+from tansaku.text.dates import resolve_dates
+from tansaku.text.ngram import bigrams
+from tansaku.text.normalize import normalize
+from tansaku.tools.roles import KNOWLEDGE, role_of
+from tansaku.tools.spec import ToolScope
+
+PER_COLLECTION = 5
+"""Hits taken from each collection of the scope."""
+# words of the question's frame, not of what is asked about
+QUESTION_WORDS = frozenset(
+    [
+        "教える",
+        "知る",
+        "探す",
+        "見る",
+        "記録",
+        "方法",
+        "内容",
+        "こと",
+        "事",
+        "時",
+        "為る",
+        "有る",
+        "居る",
+        "成る",
+        "下さる",
+        "件",
+        "何",
+        "どう",
+        "どの",
+        "どんな",
+        "欲しい",
+        "思う",
+        "良い",
+        "今日",
+        "昨日",
+        "一昨日",
+        "先週",
+        "今週",
+        "先月",
+        "今月",
+        "最近",
+        "いる",
+        "ある",
+        "する",
+        "なる",
+        "できる",
+        "出来る",
+        "くださる",
+        "下さい",
+        "ください",
+        "ます",
+        "です",
+        "誰",
+        "どこ",
+        "何処",
+        "いつ",
+        "何時",
+        "いくら",
+        "幾ら",
+        "何故",
+        "なぜ",
+        "如何",
+        "どれ",
+        "何れ",
+        "方",
+        "場合",
+        "よう",
+        "様",
+        "もの",
+        "物",
+        "お願い",
+        "願う",
+        "分かる",
+        "解る",
+        "言う",
+        "云う",
+        "呼ぶ",
+        "良い",
+        "可い",
+        "困る",
+        "聞く",
+        "訊く",
+        "質問",
+        "回答",
+        "答え",
+        "答える",
+    ]
+)
+_META_KEYS = ("title", "store", "author", "category", "chapter", "section", "question")
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question analysed once: its text, the part that is not a date, its content terms."""
+
+    text: str
+    remainder: str
+    terms: tuple[str, ...]
+
+    @classmethod
+    def of(cls, text: str, now: object = None) -> Question:
+        rest = resolve_dates(text, now).remainder or text  # type: ignore[arg-type]
+        terms = tuple(
+            dict.fromkeys(t for t in get_analyzer().terms(rest) if t not in QUESTION_WORDS)
+        )
+        return cls(text=text, remainder=rest, terms=terms)
+
+
+@dataclass(frozen=True)
+class Features:
+    dense: float | None
+    coverage: float
+    plain: float
+    oov: float
+    rank: int
+    relative: float
+    top_axes: float
+    gap: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class Candidate:
+    collection: str
+    role: str
+    hit: Hit
+    features: Features
+    probability: float = 0.0
+
+    @property
+    def title(self) -> str:
+        return str(self.hit.record.metadata.get("title") or self.hit.doc_id)
+
+
+@lru_cache(maxsize=4096)
+def _term_bigram_ids(term: str) -> tuple[int, ...]:
+    return tuple(term_id(b) for b in bigrams(term) if len(b) == 2)
+
+
+class TermWeights:
+    """Rarity of each question term in one collection (the team's sentence units)."""
+
+    def __init__(self, scope: ToolScope, collection: str, terms: Sequence[str]) -> None:
+        self.known: dict[str, bool] = {}
+        self.weight: dict[str, float] = {}
+        ids = {t: _term_bigram_ids(t) for t in terms}
+        found: dict[int, float] = {}
+        try:
+            col = scope.client.collection(collection)
+            if col.has_units(scope.team):
+                found = col.units.idf_weights(scope.team, [i for v in ids.values() for i in v])
+                self._top = max(found.values(), default=1.0)
+            else:
+                self._top = 0.0
+        except (TansakuError, AttributeError, OSError):
+            self._top = 0.0
+        multi = []
+        for t, tids in ids.items():
+            if not self._top or not tids:  # no statistics, or a one-character term
+                continue
+            seen = [found[i] for i in tids if i in found]
+            self.known[t] = len(seen) == len(tids)
+            unseen = self._top + 1.0
+            self.weight[t] = statistics.fmean([found.get(i, unseen) for i in tids])
+            multi.append(self.weight[t])
+        fallback = statistics.median(multi) if multi else 1.0
+        for t in terms:
+            self.weight.setdefault(t, fallback)
+            self.known.setdefault(t, True)
+
+
+def _text_of(hit: Hit) -> str:
+    meta = hit.record.metadata
+    extra = " ".join(str(meta[k]) for k in _META_KEYS if meta.get(k))
+    return normalize(f"{extra} {hit.record.text}").lower()
+
+
+def _coverage(terms: Sequence[str], weights: TermWeights, hit: Hit) -> tuple[float, float]:
+    if not terms:
+        return 0.0, 0.0
+    text = _text_of(hit)
+    own = set(get_analyzer().terms(text))
+    present = [t in own or t in text for t in terms]
+    total = sum(weights.weight[t] for t in terms) or 1.0
+    weighted = sum(weights.weight[t] for t, p in zip(terms, present, strict=True) if p) / total
+    return weighted, sum(present) / len(terms)
+
+
+def _dense_axes(scope: ToolScope, collection: str) -> tuple[str, ...]:
+    try:
+        axes = scope.client.collection(collection).config.axes
+    except TansakuError:
+        return ()
+    return tuple(a.name for a in axes if a.mode is AxisMode.DENSE)
+
+
+def collection_candidates(
+    scope: ToolScope,
+    collection: str,
+    question: Question,
+    hits: Sequence[Hit],
+    weights: TermWeights | None = None,
+    expanded: Sequence[str] = (),
+) -> list[Candidate]:
+    """The features of ``hits``, one collection's search results for ``question``.
+    ``expanded``: the queries a vague question was expanded to (the original first); a hit's
+    coverage is its best over the queries it matched."""
+    if not hits:
+        return []
+    variants = {q: Question.of(q) for q in expanded[1:] if q != question.text}
+    terms = list(dict.fromkeys([*question.terms, *(t for v in variants.values() for t in v.terms)]))
+    weights = weights or TermWeights(scope, collection, terms)
+    total = sum(weights.weight[t] for t in question.terms) or 1.0
+    oov = sum(weights.weight[t] for t in question.terms if not weights.known[t]) / total
+    dense_axes = _dense_axes(scope, collection)
+    try:
+        config = scope.client.collection(collection).config
+        n_axes = max(1, len(config.axes))
+    except TansakuError:
+        config, n_axes = None, 1
+    role = role_of(config) if config is not None else KNOWLEDGE
+    top = hits[0].score or 1.0
+    second = hits[1].score if len(hits) > 1 else 0.0
+    out = []
+    for rank, hit in enumerate(hits, 1):
+        dense = [hit.axes[a].score for a in dense_axes if a in hit.axes]
+        coverage, plain = _coverage(question.terms, weights, hit)
+        for q in hit.matched_queries:
+            if q in variants:
+                coverage, plain = max((coverage, plain), _coverage(variants[q].terms, weights, hit))
+        features = Features(
+            dense=max(dense) if dense else (None if not dense_axes else 0.0),
+            coverage=coverage,
+            plain=plain,
+            oov=oov if question.terms else 0.0,
+            rank=rank,
+            relative=hit.score / top if top > 0 else 0.0,
+            top_axes=sum(1 for s in hit.axes.values() if s.rank == 1) / n_axes,
+            gap=(top - second) / top if rank == 1 and top > 0 else 0.0,
+        )
+        out.append(Candidate(collection=collection, role=role, hit=hit, features=features))
+    return out
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    """What the scope's search found: the candidates of every collection, the term weights
+    and the embedder of each collection searched, and why a collection could not be."""
+
+    candidates: list[Candidate]
+    weights: dict[str, dict[str, float]]
+    embedders: dict[str, str]
+    problems: dict[str, str]
+    searched: list[str]
+
+
+def search_scope(
+    scope: ToolScope, question: Question, names: Sequence[str] | None = None
+) -> Retrieved:
+    """Every collection of the scope (or ``names``) searched for ``question`` as the scope's
+    team."""
+    targets = list(dict.fromkeys(names if names is not None else scope.collections.values()))
+    found: list[Candidate] = []
+    problems: dict[str, str] = {}
+    weights: dict[str, dict[str, float]] = {}
+    embedders: dict[str, str] = {}
+    undated: set[str] = set()  # named a date the collection cannot filter by
+    dated = False
+    for name in targets:
+        if not scope.client.has_collection(name):
+            problems[name] = "まだ作られていません"
+            continue
+        try:
+            result = scope.client.search(
+                question.text,
+                collection=name,
+                team=scope.team,
+                top_k=PER_COLLECTION,
+                now=scope.now,
+            )
+        except TansakuError as exc:
+            problems[name] = str(exc)
+            continue
+        dated = dated or result.plan.date_range is not None
+        if result.plan.date_unused is not None:
+            undated.add(name)
+        expanded = result.plan.stage.expanded_queries
+        terms = [*question.terms, *(t for q in expanded[1:] for t in Question.of(q).terms)]
+        w = TermWeights(scope, name, list(dict.fromkeys(terms)))
+        weights[name] = w.weight
+        embedders[name] = scope.client.collection(name).state.embedder
+        found.extend(collection_candidates(scope, name, question, result.hits, w, expanded))
+    if dated:  # 「12月10日のクレーム」: only collections that could keep to that day answer it
+        found = [c for c in found if c.collection not in undated]
+    searched = [n for n in targets if n not in problems]
+    return Retrieved(found, weights, embedders, problems, searched)
+
+
+def roles_in(candidates: Sequence[Candidate]) -> Mapping[str, str]:
+    """Collection → role of the candidates' collections."""
+    return {c.collection: c.role for c in candidates}

@@ -1,0 +1,185 @@
+"""The generic answer: search every collection of the scope, rank the hits together on their
+calibrated probability, decline when even the best is unlikely to answer, and otherwise quote
+the best sentences (or an FAQ's answer part, or a list of cards) with their sources.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tansaku.agent.answer.calibration import calibrate
+from tansaku.agent.answer.candidates import Candidate, Question, Retrieved, search_scope
+from tansaku.agent.answer.sentences import Quote, faq_answer, pick
+from tansaku.agent.events import Citation, Event
+from tansaku.errors import TansakuError
+from tansaku.tools.roles import CARDS, ROLE_LABELS
+from tansaku.tools.spec import ToolScope
+
+MAX_SOURCES = 3
+MAX_CARDS = 5
+SEARCH_TOOL = "search_collections"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A generic answer, or (``text`` None) why there is none."""
+
+    text: str | None
+    citations: tuple[Citation, ...]
+    events: tuple[Event, ...]
+    reason: str
+    searched: tuple[str, ...]
+
+
+def _percent(p: float) -> str:
+    return f"{round(p * 100)}%"
+
+
+def _where(c: Candidate) -> str:
+    meta = c.hit.record.metadata
+    title = c.title
+    parts = [str(meta[k]) for k in ("date", "store") if meta.get(k) and str(meta[k]) not in title]
+    return " ".join([*parts, title]).strip()
+
+
+def citation_of(c: Candidate, tool: str = SEARCH_TOOL) -> Citation:
+    meta = c.hit.record.metadata
+    return Citation(
+        doc_id=c.hit.doc_id,
+        collection=c.collection,
+        title=c.title,
+        date=str(meta.get("date") or ""),
+        store=str(meta.get("store") or ""),
+        section=str(meta.get("section") or meta.get("chapter") or ""),
+        tool=tool,
+    )
+
+
+def _labels(scope: ToolScope, names: Sequence[str]) -> str:
+    roles = {v: k for k, v in scope.collections.items()}
+    out = []
+    for n in names:
+        label = ROLE_LABELS.get(roles.get(n, ""), "")
+        out.append(f"{n}({label})" if label and label != n else n)
+    return "、".join(out)
+
+
+def _result_summary(ranked: Sequence[Candidate]) -> str:
+    if not ranked:
+        return "該当する記録はありませんでした"
+    lines = [
+        f"{i}. {c.title}({c.collection}、確からしさ {_percent(c.probability)})"
+        for i, c in enumerate(ranked[:5], 1)
+    ]
+    return "\n".join(lines)
+
+
+def _siblings(scope: ToolScope, pool: Sequence[Candidate]) -> dict[str, str]:
+    """The ``qa_answer`` records of the pool's ``qa_question`` hits (record id → text)."""
+    wanted: dict[str, list[str]] = {}
+    for c in pool:
+        rid = c.hit.record.id
+        if c.hit.record.field.startswith("qa_question"):
+            wanted.setdefault(c.collection, []).append(rid.replace("qa_question", "qa_answer", 1))
+    out: dict[str, str] = {}
+    for name, ids in wanted.items():
+        try:
+            with scope.client.reading(name) as col:
+                out.update({r.id: r.text for r in col.store.get(scope.team, ids)})
+        except TansakuError:
+            continue
+    return out
+
+
+def _quotes_text(quotes: Sequence[Quote]) -> str:
+    if len(quotes) == 1:
+        q = quotes[0]
+        return f"{q.text}({_where(q.candidate)})"
+    return "\n".join(f"・{q.text}({_where(q.candidate)})" for q in quotes)
+
+
+def _cards_text(scope: ToolScope, cards: Sequence[Candidate]) -> str:
+    from tansaku.tools.knowledge import card_effects
+
+    by_collection: dict[str, list[str]] = {}
+    for c in cards:
+        by_collection.setdefault(c.collection, []).append(c.hit.doc_id)
+    effects: dict[str, str] = {}
+    for name, ids in by_collection.items():
+        effects.update(card_effects(scope, name, ids))
+    lines = []
+    for c in cards:
+        meta = c.hit.record.metadata
+        kind = "・".join(str(meta[k]) for k in ("class", "type") if meta.get(k))
+        cost = f"コスト{meta['cost']}" if meta.get("cost") is not None else ""
+        what = " ".join(p for p in (kind, cost) if p)
+        effect = " ".join((effects.get(c.hit.doc_id) or c.hit.record.text).split())
+        effect = effect if len(effect) <= 80 else effect[:79] + "…"
+        lines.append(f"・{c.title}({what}){effect}" if what else f"・{c.title} {effect}")
+    return f"効果が合うカードは次の{len(lines)}枚です。\n" + "\n".join(lines)
+
+
+def answer_scope(question: str, scope: ToolScope, names: Sequence[str] | None = None) -> Outcome:
+    """The generic answer to ``question`` over the scope's collections (or ``names``)."""
+    q = Question.of(question, scope.now)
+    targets = list(dict.fromkeys(names if names is not None else scope.collections.values()))
+    events: list[Event] = [
+        Event(
+            type="thought",
+            text=f"使えるコレクション {_labels(scope, targets) or 'なし'} をすべて検索し、"
+            "質問に合う記録を確からしさの順に比べます",
+        ),
+        Event(
+            type="tool_call",
+            tool=SEARCH_TOOL,
+            arguments={"query": question, "collections": targets},
+        ),
+    ]
+    found: Retrieved = search_scope(scope, q, targets)
+    ranked, threshold = calibrate(found.candidates, found.embedders)
+    events.append(Event(type="tool_result", tool=SEARCH_TOOL, text=_result_summary(ranked)))
+    searched = tuple(found.searched)
+    for name, problem in found.problems.items():
+        events.append(Event(type="thought", text=f"{name} は検索できません: {problem}"))
+    if not ranked or ranked[0].probability < threshold:
+        best = ranked[0] if ranked else None
+        reason = (
+            f"質問に答える記録が見つかりません(最も近い「{best.title}」でも確からしさ "
+            f"{_percent(best.probability)})"
+            if best
+            else "検索できる記録がありません"
+        )
+        events.append(Event(type="thought", text=reason))
+        return Outcome(None, (), tuple(events), reason, searched)
+    top = ranked[0]
+    if top.role == CARDS:
+        cards = [c for c in ranked if c.collection == top.collection and c.probability >= threshold]
+        events.append(
+            Event(type="thought", text="カードの効果を聞いているので、合うカードを一覧にします")
+        )
+        text = _cards_text(scope, cards[:MAX_CARDS])
+        cites = tuple(citation_of(c) for c in cards[:MAX_CARDS])
+        return Outcome(text, cites, tuple(events), "", searched)
+    floor = max(threshold, 0.5 * top.probability)
+    pool = [c for c in ranked if c.probability >= floor][:MAX_SOURCES]
+    siblings = _siblings(scope, pool)
+    answers = {c.hit.record.id: a for c in pool if (a := faq_answer(c, siblings))}
+    weights = found.weights.get(top.collection, {})
+    quotes = pick(pool, q.terms, weights, texts=answers)
+    if not quotes:
+        reason = f"「{top.title}」に引用できる文がありません"
+        events.append(Event(type="thought", text=reason))
+        return Outcome(None, (), tuple(events), reason, searched)
+    used = list(dict.fromkeys(id(q.candidate) for q in quotes))
+    by_id = {id(q.candidate): q.candidate for q in quotes}
+    cites = tuple(dict.fromkeys(citation_of(by_id[i]) for i in used))
+    shape = "質問と回答の組なので回答の部分を" if top.hit.record.id in answers else "合う文を"
+    events.append(
+        Event(
+            type="thought",
+            text=f"「{top.title}」({top.collection})が最も確からしい"
+            f"({_percent(top.probability)})ので、{shape}出典つきで引用します",
+        )
+    )
+    return Outcome(_quotes_text(quotes), cites, tuple(events), "", searched)

@@ -1,0 +1,160 @@
+"""The sentences an answer quotes: cut from the best candidates, never a heading, a bare list
+item, a table row or a materials block, scored with the question's weighted terms, their
+character bigrams and the candidate's calibrated probability; for a record shaped as a
+question and its answer (an FAQ), the answer part.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from tansaku.agent.answer.candidates import Candidate
+from tansaku.text import get_analyzer
+from tansaku.text.ngram import bigrams
+from tansaku.text.normalize import normalize
+
+MAX_QUOTES = 3
+LONG_SENTENCE = 120
+"""A longer sentence is quoted as the window of its clauses around the question's words."""
+_END = re.compile(r"(?<=[。！？!?])(?![」』）)\]])|\n")
+_MARK = re.compile(r"^\s*(?:[-*+・•●○◆■□▪]|\(?\d{1,3}[.)．）]|[①-⑳])\s*")
+_META_LINE = re.compile(r"^[^\s:：。、]{1,12}[:：]\s*[^。]{0,40}$")
+_HEADING = re.compile(r"^\s*#{1,6}\s")
+_MATERIALS = re.compile(r"材料|試薬|使用機器|使用器具|準備物|持ち物|用意するもの")
+_QA_LABELS = re.compile(r"^\s*(質問|問い|問|question|q|faq|よくある質問)\s*[:：.]", re.IGNORECASE)
+_ANSWER_LABELS = re.compile(r"^\s*(回答|答え|答|解答|answer|a)\s*[:：.]\s*", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Quote:
+    text: str
+    candidate: Candidate
+    score: float
+
+
+def _clean(line: str) -> str:
+    line = _MARK.sub("", line).strip()
+    return line.replace("**", "").strip()
+
+
+def sentences_of(text: str, title: str = "") -> list[str]:
+    """The quotable sentences of ``text`` in order (headings, bare list items, table rows,
+    ``key: value`` lines and the lines of a materials section left out)."""
+    out: list[str] = []
+    in_materials = False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if _HEADING.match(stripped):
+            in_materials = bool(_MATERIALS.search(stripped))
+            continue
+        if in_materials or stripped.startswith("|"):
+            continue
+        listed = bool(_MARK.match(stripped))
+        for piece in _END.split(stripped):
+            s = _clean(piece)
+            if len(s) < 8 or s == title or _META_LINE.match(s):
+                continue
+            if listed and not s.endswith(("。", "！", "？", "!", "?", ")", "）")) and len(s) < 30:
+                continue  # a bare list item: a reagent, an amount, a keyword
+            out.append(s)
+    return out
+
+
+def faq_answer(candidate: Candidate, siblings: Mapping[str, str]) -> str | None:
+    """The answer part of a record shaped as a question and its answer, or None.
+
+    A ``qa_question`` record answers with its ``qa_answer`` sibling (``siblings``: record id →
+    text); a record with ``question``/``answer`` metadata with the answer; a table row with a
+    回答/answer column with that column; a record whose title is a question with its text."""
+    record = candidate.hit.record
+    if record.field.startswith("qa_question"):
+        return siblings.get(record.id.replace("qa_question", "qa_answer", 1))
+    meta = record.metadata
+    if meta.get("question") and meta.get("answer"):
+        return str(meta["answer"])
+    lines = record.text.splitlines()
+    for i, line in enumerate(lines):
+        m = _ANSWER_LABELS.match(line)
+        if m and any(_QA_LABELS.match(x) for x in lines):
+            rest = [line[m.end() :]]
+            for nxt in lines[i + 1 :]:
+                if re.match(r"^[^\s:：]{1,12}[:：]", nxt):
+                    break
+                rest.append(nxt)
+            return "\n".join(rest).strip() or None
+    title = str(meta.get("title") or "").strip()
+    if title.endswith(("？", "?", "か。", "か")) and record.field not in ("title",):
+        return record.text
+    return None
+
+
+def _weights(terms: Sequence[str], weights: Mapping[str, float]) -> float:
+    return sum(weights.get(t, 1.0) for t in terms) or 1.0
+
+
+def _window(sentence: str, terms: Sequence[str]) -> str:
+    """A long sentence cut to its clauses (at 、) around the question's words."""
+    if len(sentence) <= LONG_SENTENCE:
+        return sentence
+    clauses = re.split(r"(?<=、)", sentence)
+    norm = [normalize(c).lower() for c in clauses]
+    hits = [sum(1 for t in terms if t in n) for n in norm]
+    best = max(range(len(clauses)), key=lambda i: (hits[i], -i))
+    lo = hi = best
+    while True:
+        grown = False
+        for j in (hi + 1, lo - 1):
+            if 0 <= j < len(clauses):
+                size = sum(len(c) for c in clauses[min(lo, j) : max(hi, j) + 1])
+                if size <= LONG_SENTENCE:
+                    lo, hi, grown = min(lo, j), max(hi, j), True
+        if not grown:
+            break
+    text = "".join(clauses[lo : hi + 1]).strip()
+    if len(text) > LONG_SENTENCE + 40:  # one clause longer than the window: keep it whole
+        text = text[: LONG_SENTENCE + 40] + "…"
+    return ("…" if lo > 0 else "") + text + ("…" if hi < len(clauses) - 1 else "")
+
+
+def pick(
+    candidates: Sequence[Candidate],
+    terms: Sequence[str],
+    weights: Mapping[str, float],
+    *,
+    texts: Mapping[str, str] | None = None,
+) -> list[Quote]:
+    """The best 1–3 quotes from ``candidates`` (calibrated, best first). ``texts``: record id →
+    the text to quote instead of the record's (the answer part of an FAQ)."""
+    analyzer = get_analyzer()
+    total = _weights(terms, weights)
+    qgrams = set(bigrams("".join(terms))) if terms else set()
+    scored: list[Quote] = []
+    for c in candidates:
+        title = c.title
+        text = (texts or {}).get(c.hit.record.id) or c.hit.record.text
+        for position, s in enumerate(sentences_of(text, title)):
+            norm = normalize(s).lower()
+            own = set(analyzer.terms(s))
+            found = [t for t in terms if t in own or t in norm]
+            lexical = sum(weights.get(t, 1.0) for t in found) / total
+            grams = len(qgrams & set(bigrams(s))) / len(qgrams) if qgrams else 0.0
+            score = lexical + 0.3 * grams + 0.6 * c.probability - 0.01 * position
+            scored.append(Quote(text=_window(s, found or terms), candidate=c, score=score))
+    scored.sort(key=lambda q: -q.score)
+    if not scored:
+        return []
+    best = scored[0]
+    out = [best]
+    length = len(best.text)
+    for q in scored[1:]:
+        if len(out) >= MAX_QUOTES or q.score < 0.8 * best.score:
+            break
+        if q.text in {o.text for o in out} or length + len(q.text) > 160:
+            continue
+        out.append(q)
+        length += len(q.text)
+    return out

@@ -1,0 +1,120 @@
+"""The generic offline answer: every collection of the scope is searched, a team's own plain
+collection (an FAQ uploaded as CSV) answers with its answer part, an off-topic question is
+declined and logged under the collections searched, and a bad question is refused before
+anything is searched or logged."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import tansaku
+from tansaku.agent import ask, unanswered_log
+from tansaku.agent.answer.sentences import sentences_of
+from tansaku.errors import InvalidRequest
+from tansaku.testing import HashEmbedder
+from tansaku.tools import toolset
+
+from .clock import NOW
+
+FAQ = """id,質問,回答
+faq-01,有給休暇の申請方法を教えてください,勤怠システムの「休暇申請」画面から、取得日の3営業日前までに申請してください。上長が承認すると確定します。
+faq-02,交通費の精算はいつまでに行えばよいですか,交通費は利用した月の翌月5日までに経費精算システムで申請してください。領収書の画像を添付します。
+faq-03,パスワードを忘れたときはどうすればいいですか,ログイン画面の「パスワードを忘れた方」から再設定メールを送ってください。届かない場合は情報システム部(内線2100)へ連絡してください。
+faq-04,社員証をなくした場合の手続きは,"総務部に紛失届を提出してください。再発行には5営業日かかり、手数料1,000円が給与から差し引かれます。"
+faq-05,健康診断の日程を変更できますか,人事部の健康管理担当へメールで希望日を3つ伝えてください。受診期限は毎年11月末です。
+faq-06,在宅勤務の申請はどこからしますか,勤怠システムの「在宅勤務」メニューから前日の17時までに申請してください。
+"""
+
+
+@pytest.fixture(scope="module")
+def faq_home(home, tmp_path_factory) -> Path:
+    """The agent workspace (reports, manuals) plus a plain ``faq`` collection from a CSV."""
+    folder = tmp_path_factory.mktemp("faq-src")
+    (folder / "faq.csv").write_text(FAQ, encoding="utf-8")
+    with tansaku.connect(home, embedder=HashEmbedder(32)) as client:
+        if not client.has_collection("faq"):
+            assert client.ingest([folder], collection="faq").ok
+    return home
+
+
+@pytest.fixture
+def client(faq_home):
+    with tansaku.connect(faq_home, embedder=HashEmbedder(32)) as ts:
+        yield ts
+
+
+def test_a_plain_collection_answers_with_only_it_in_scope(client) -> None:
+    answer = ask(client, "有給休暇の申請方法は？", collections=["faq"], now=NOW)
+    assert not answer.unanswered, answer.text
+    assert [c.collection for c in answer.citations] == ["faq"] * len(answer.citations)
+    assert answer.citations[0].doc_id == "faq-01"
+    assert "勤怠システム" in answer.text and "質問:" not in answer.text
+
+
+def test_every_collection_in_scope_is_searched(client) -> None:
+    answer = ask(
+        client, "社員証を紛失したときの手続き", collections=["reports", "manuals", "faq"], now=NOW
+    )
+    assert not answer.unanswered
+    assert answer.citations[0].collection == "faq" and answer.citations[0].doc_id == "faq-04"
+    call = next(e for e in answer.events if e.type == "tool_call")
+    assert call.arguments["collections"] == ["reports", "manuals", "faq"]
+
+
+def test_off_topic_is_declined_and_logged_under_the_collections_searched(client) -> None:
+    before = len(unanswered_log(client).list(team="default"))
+    answer = ask(client, "パスワードを忘れたときは？", collections=["reports"], now=NOW)
+    assert answer.unanswered and not answer.citations
+    logged = unanswered_log(client).list(team="default")
+    assert len(logged) == before + 1 and logged[0].collection == "reports"
+
+
+def test_thoughts_say_why_in_japanese_and_results_are_not_json(client) -> None:
+    answer = ask(client, "交通費の精算の締め切り", collections=["faq", "manuals"], now=NOW)
+    thoughts = [e.text for e in answer.events if e.type == "thought"]
+    assert any("検索" in t for t in thoughts) and not any("clear" in t for t in thoughts)
+    results = [e.text for e in answer.events if e.type == "tool_result"]
+    assert results and not any(r.lstrip().startswith(("{", "[")) for r in results)
+
+
+def test_a_list_of_names_is_a_scope_with_roles_read_from_configs(client) -> None:
+    tools = toolset(client, collections=["reports", "faq", "manuals"])
+    assert tools.scope.collections == {"reports": "reports", "faq": "faq", "manuals": "manuals"}
+
+
+@pytest.mark.parametrize("question", ["", "   ", "あ" * 10_000, "冷蔵庫\x1b[31mの故障"])
+def test_a_bad_question_is_refused_and_nothing_is_logged(client, question) -> None:
+    before = len(unanswered_log(client).list(team="default"))
+    with pytest.raises(InvalidRequest):
+        ask(client, question, collections=["faq"], now=NOW)
+    assert len(unanswered_log(client).list(team="default")) == before
+
+
+def test_cli_ask_with_a_plain_collection(faq_home, monkeypatch) -> None:
+    from tansaku.cli.main import app
+
+    monkeypatch.setenv("TANSAKU_EMBEDDER", "hash")
+    runner = CliRunner()
+    args = ["ask", "交通費の精算はいつまで？", "-c", "faq", "--no-llm", "--json"]
+    result = runner.invoke(app, [*args, "--home", str(faq_home), "--now", "2025-12-11"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert not data["unanswered"] and data["citations"][0]["doc_id"] == "faq-02"
+    for bad in ("", "あ" * 10_000, "質問\x07です"):
+        refused = runner.invoke(app, ["ask", bad, "-c", "faq", "--home", str(faq_home)])
+        assert refused.exit_code == 2 and "Traceback" not in refused.output
+
+
+def test_headings_lists_and_materials_are_never_quoted() -> None:
+    note = (
+        "# シリカ薄膜の作製\n日付: 2025-09-02\n担当: 佐藤\n## 材料\n"
+        "- TEOS(テトラエトキシシラン)10 mL、品番 SA-1021\n- エタノール 20 mL\n"
+        "## 方法\n1. TEOS とエタノールを混ぜ、30分撹拌した。\n2. 塩酸を滴下して加水分解した。\n"
+        "| 温度 | 膜厚 |\n|---|---|\n| 400 | 120 |\n"
+    )
+    quoted = sentences_of(note, "シリカ薄膜の作製")
+    assert quoted == ["TEOS とエタノールを混ぜ、30分撹拌した。", "塩酸を滴下して加水分解した。"]
