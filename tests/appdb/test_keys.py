@@ -64,3 +64,19 @@ def test_bad_team_or_name_and_unknown_prefix(db) -> None:
     with pytest.raises(NotFound, match="tsk_nothing"):
         db.keys.revoke("tsk_nothing")
     assert not db.keys.any() and db.keys.list_keys() == []
+
+
+def test_keyless_access_is_an_explicit_setting_not_the_absence_of_keys(db) -> None:
+    assert db.keys.keyless()  # a fresh workspace: no key ever created
+    _, first = db.keys.create_key("cards")
+    assert not db.keys.keyless()
+    db.keys.revoke(first.prefix)
+    assert not db.keys.any()
+    assert not db.keys.keyless()  # revoking the last key does not open the server again
+    db.keys.set_keyless(True)  # only the operator does
+    assert db.keys.keyless()
+    db.keys.create_key("cards")  # a new key requires keys again
+    assert not db.keys.keyless()
+    db.keys.set_keyless(True)
+    db.keys.set_keyless(False)
+    assert not db.keys.keyless()

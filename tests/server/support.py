@@ -59,12 +59,22 @@ class DictKeys:
 
     def __init__(self, keys: dict[str, str]) -> None:
         self.keys = dict(keys)
+        self.keyless_on = not self.keys
+        """Keyless access, as appdb keeps it: on while no key was ever added."""
+
+    def add(self, key: str, team: str) -> None:
+        """A new key: keyless access ends (as ``tansaku keys create`` does)."""
+        self.keys[key] = team
+        self.keyless_on = False
 
     def verify(self, key: str) -> str | None:
         return self.keys.get(key)
 
     def any(self) -> bool:
         return bool(self.keys)
+
+    def keyless(self) -> bool:
+        return self.keyless_on
 
 
 class Live:

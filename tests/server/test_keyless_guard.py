@@ -103,15 +103,12 @@ def test_the_guard_follows_the_keys_created_while_running(keyless):
     keys: DictKeys = keyless.state.keys
     with keyless.client() as http:
         assert http.get("/healthz", headers={"Host": "attacker.example"}).status_code == 421
-        keys.keys[KEY_ALPHA] = "alpha"
-        try:
-            r = http.get(
-                "/api/collections",
-                headers={"Host": "attacker.example", "Authorization": f"Bearer {KEY_ALPHA}"},
-            )
-            assert r.status_code == 200, r.text
-        finally:
-            del keys.keys[KEY_ALPHA]
+        keys.add(KEY_ALPHA, "alpha")
+        r = http.get(
+            "/api/collections",
+            headers={"Host": "attacker.example", "Authorization": f"Bearer {KEY_ALPHA}"},
+        )
+        assert r.status_code == 200, r.text
 
 
 def test_in_process_clients_name_their_host_explicitly(template_workspace, tmp_path):

@@ -115,7 +115,7 @@ def test_keyless_on_loopback_until_a_key_exists(workspace_copy):
         assert http.get("/api/collections").json() == {"collections": []}  # the default team
         r = http.post("/api/search", json={"query": "金庫", "collection": "secret"})
         assert r.status_code == 404
-        keys.keys["tsk_new_key_000000000000"] = "alpha"
+        keys.add("tsk_new_key_000000000000", "alpha")
         assert http.get("/api/collections").status_code == 401
 
 

@@ -38,12 +38,20 @@ class Keys:
 
     def __init__(self, prefixes: list[str]) -> None:
         self.repo = Repo(prefixes)
+        self.keyless_on = not prefixes
+
+    def create(self, prefix: str) -> None:
+        self.repo.prefixes.append(prefix)
+        self.keyless_on = False  # as appdb's create_key
 
     def verify(self, key: str) -> str | None:
         return "alpha" if key[:12] in self.repo.prefixes else None
 
     def any(self) -> bool:
         return bool(self.repo.prefixes)
+
+    def keyless(self) -> bool:
+        return self.keyless_on
 
 
 def test_a_session_lives_while_used_and_ends_idle_or_old():
@@ -82,8 +90,10 @@ def test_keyless_sessions_end_when_the_first_key_is_created():
     sessions = Sessions(keys)
     token, _ = sessions.open("default", None)
     assert sessions.get(token) is not None
-    keys.repo.prefixes.append("tsk_abcdefgh")
+    keys.create("tsk_abcdefgh")
     assert sessions.get(token) is None
+    keys.repo.prefixes.clear()  # every key revoked: keyless access stays off
+    assert sessions.get(sessions.open("default", None)[0]) is None
 
 
 def test_tokens_are_compared_whole():

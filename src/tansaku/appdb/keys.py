@@ -6,6 +6,12 @@ revoke it; :meth:`KeyRepo.verify` compares the hash in constant time (``hmac.com
 and spends the same work on an unknown prefix as on a known one.
 
 Keys are the operator's concern, not a team's: listing, revoking and ``any()`` span teams.
+
+**Keyless access** (a request without a key served as the default team, on loopback) is an
+explicit setting of the workspace, never a consequence of which keys happen to be active:
+:meth:`KeyRepo.keyless` is on for a workspace where no key was ever created, off from the first
+key on — revoking every key does not turn it back on — and :meth:`KeyRepo.set_keyless` (``tansaku
+keys keyless on``) is the only way back. Creating a key turns it off again.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import exists, select
 
 from tansaku.appdb.errors import InvalidInput, NotFound
-from tansaku.appdb.models import ApiKey, utcnow
+from tansaku.appdb.models import ApiKey, Setting, utcnow
 from tansaku.errors import ConfigError
 from tansaku.workspace import validate_name
 
@@ -34,6 +40,9 @@ MAX_NAME_CHARS = 100
 #: ``last_used_at`` is written at most this often per key (a busy key is not a write per call).
 TOUCH_EVERY = timedelta(minutes=1)
 _DUMMY_HASH = hashlib.sha256(b"tansaku: no such key").hexdigest()
+#: The ``appdb_settings`` row of keyless access: ``"on"`` or ``"off"`` (absent: on until a key
+#: is first created).
+KEYLESS_SETTING = "server.keyless"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +125,7 @@ class KeyRepo:
                     break
             row = ApiKey(team=team, name=name, prefix=prefix, key_hash=hash_key(key))
             s.add(row)
+            _write_keyless(s, False)  # a key means keys are required, until set otherwise
             s.flush()
             return key, _record(row)
 
@@ -176,3 +186,26 @@ class KeyRepo:
         """Whether any active key exists (none: the loopback demo may run without keys)."""
         with self.db.read() as s:
             return bool(s.scalar(select(exists().where(ApiKey.revoked_at.is_(None)))))
+
+    def keyless(self) -> bool:
+        """Whether keyless access is on: the explicit setting, else (no setting written) whether
+        no key — active or revoked — was ever created."""
+        with self.db.read() as s:
+            setting = s.get(Setting, KEYLESS_SETTING)
+            if setting is not None:
+                return setting.value == "on"
+            return not s.scalar(select(exists().where(ApiKey.id.is_not(None))))
+
+    def set_keyless(self, on: bool) -> None:
+        """Turn keyless access on or off (the operator's explicit decision)."""
+        with self.db.write() as s:
+            _write_keyless(s, on)
+
+
+def _write_keyless(s: Any, on: bool) -> None:
+    value = "on" if on else "off"
+    row = s.get(Setting, KEYLESS_SETTING)
+    if row is None:
+        s.add(Setting(key=KEYLESS_SETTING, value=value))
+    else:
+        row.value = value

@@ -1,4 +1,5 @@
-"""``tansaku keys create|list|revoke`` — API keys of the server (stored hashed in appdb).
+"""``tansaku keys create|list|revoke|keyless`` — API keys of the server (stored hashed in
+appdb) and whether a loopback server serves requests without a key.
 
 The key is printed once, alone on stdout (so ``KEY=$(tansaku keys create --team T)`` works);
 everything else goes to stderr.
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from tansaku.cli import render
-from tansaku.cli.common import HomeOpt, JsonOpt, emit_json, err, library_error, out
+from tansaku.cli.common import HomeOpt, JsonOpt, emit_json, err, fail, library_error, out
 from tansaku.errors import TansakuError, WorkspaceNotFound
 
 if TYPE_CHECKING:
@@ -118,6 +119,45 @@ def revoke(
         f"キー {record.prefix}(チーム「{render.inline(record.team)}」)を無効にしました",
         highlight=False,
     )
+
+
+@group.command("keyless")
+def keyless(
+    state: Annotated[
+        str | None,
+        typer.Argument(help="on(キーなしを許可)か off(キー必須)。省略すると現在の設定を表示"),
+    ] = None,
+    as_json: JsonOpt = False,
+    home: HomeOpt = None,
+) -> None:
+    """127.0.0.1 で動くサーバーがキーなしのリクエストを受け付けるか(キーを作ると off になり、
+    キーを無効にしても on には戻りません)。"""
+    if state is not None and state not in ("on", "off"):
+        raise fail(f"on か off を指定してください(指定: {state})", 2)
+    try:
+        with open_db(home, create=state is not None) as db:
+            if state is not None:
+                db.keys.set_keyless(state == "on")
+            on = db.keys.keyless()
+            active = len(db.keys.list_keys(include_revoked=False))
+    except TansakuError as exc:
+        raise library_error(exc) from None
+    if as_json:
+        emit_json({"keyless": on, "active_keys": active})
+        return
+    if on:
+        note = f"(有効なキーが {active} 個あります。キーを送った要求はそのチームとして扱います)"
+        out.print(
+            "キーなしアクセス: on — 127.0.0.1 で動くサーバーはキーなしのリクエストを"
+            "既定チームとして受け付けます" + (note if active else ""),
+            highlight=False,
+        )
+    else:
+        out.print(
+            "キーなしアクセス: off — サーバーはすべてのリクエストに API キーを求めます"
+            "(`tansaku keys keyless on` で許可)",
+            highlight=False,
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -57,6 +57,11 @@ def serve(
             + "".join(f"・{h}" for h in settings.allowed_hosts)
             + ")"
         )
+    elif settings.loopback and not app.state.tansaku.keys.any():
+        err.print(
+            "有効な API キーがなく、キーなしアクセスも off です。すべてのリクエストが 401 に"
+            "なります: `tansaku keys create --team チーム名` か `tansaku keys keyless on`"
+        )
     uvicorn.run(app, host=host, port=port, log_level="info", proxy_headers=False)
 
 

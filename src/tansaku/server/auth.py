@@ -2,9 +2,10 @@
 
 A key is sent as ``Authorization: Bearer <key>`` or ``X-API-Key: <key>`` and checked against
 the stored (hashed) keys; a wrong key is 401 even where keys are optional. A request without a
-key is served as the default team only in the keyless demo mode — bound to loopback while no
-key exists (checked per request: the first key created ends keyless access). A bound session
-resolver (the web UI's cookie session) is asked before the anonymous fallback.
+key is served as the default team only in the keyless demo mode — bound to loopback while the
+workspace's keyless setting is on (``KeyStore.keyless``: on until the first key is created,
+then off until an operator turns it on again; checked per request). A bound session resolver
+(the web UI's cookie session) is asked before the anonymous fallback.
 """
 
 from __future__ import annotations
@@ -18,11 +19,14 @@ from tansaku.server.errors import ApiError
 
 
 class KeyStore(Protocol):
-    """The API keys (``tansaku.appdb``): a key's team, and whether any key exists."""
+    """The API keys (``tansaku.appdb``): a key's team, whether any active key exists, and
+    whether keyless access is on (an explicit setting, not "no active key")."""
 
     def verify(self, key: str) -> str | None: ...
 
     def any(self) -> bool: ...
+
+    def keyless(self) -> bool: ...
 
 
 SessionResolver = Callable[[Request], str | None]

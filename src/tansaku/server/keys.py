@@ -17,3 +17,6 @@ class AppdbKeys:
 
     def any(self) -> bool:
         return bool(self.repo.any())
+
+    def keyless(self) -> bool:
+        return bool(self.repo.keyless())

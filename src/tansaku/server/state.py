@@ -67,8 +67,9 @@ class AppState:
 
     def keyless(self) -> bool:
         """Whether a request without a key is served (as the default team): bound to loopback
-        while no API key exists. Asked per request."""
-        return self.settings.loopback and (self.keys is None or not self.keys.any())
+        while the workspace's keyless setting is on (``KeyStore.keyless``; revoking every key
+        does not turn it on). Asked per request."""
+        return self.settings.loopback and (self.keys is None or self.keys.keyless())
 
     def close(self) -> None:
         self.jobs.shutdown()

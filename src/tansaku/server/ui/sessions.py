@@ -2,10 +2,11 @@
 kept server-side (in memory, by its SHA-256) with the team and a CSRF token.
 
 A session is opened by logging in with an API key (the key itself is never kept: only its
-display prefix, to notice a revocation) or, on the loopback demo with no keys, automatically
+display prefix, to notice a revocation) or, on the keyless loopback demo, automatically
 for the default team. It ends after ``IDLE_S`` without use, ``MAX_AGE_S`` after login, on
-logout, when its key is revoked, and — for a keyless demo session — when the first key is
-created. Sessions live in the process: a restart asks the user to log in again.
+logout, when its key is revoked, and — for a keyless demo session — when keyless access is
+turned off (the first key created does that). Sessions live in the process: a restart asks
+the user to log in again.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ class Sessions:
 
     def get(self, token: str | None) -> Session | None:
         """The live session of ``token`` (touched), or None. Sessions whose key was revoked end,
-        and keyless demo sessions end once a key exists."""
+        and keyless demo sessions end once keyless access is off."""
         if not token:
             return None
         digest = _digest(token)
@@ -110,7 +111,7 @@ def _still_allowed(session: Session, keys: Any, now: float) -> bool:
     if keys is None:
         return session.key_prefix is None
     if session.key_prefix is None:
-        return not keys.any()
+        return bool(keys.keyless())
     repo = getattr(keys, "repo", None)  # appdb's keys: revocation is visible by prefix
     if repo is None or now - session.checked < RECHECK_S:
         return True
