@@ -109,6 +109,19 @@ def test_a_named_day_filters_and_is_not_a_word_to_find(ts) -> None:
 def test_how_often_a_measure_is_a_statistic(ts, tables) -> None:
     answer = ask(ts, "レジの現金が合わないことはどれくらいある?", now=NOW, tables=tables)
     assert [e.tool for e in answer.events if e.type == "tool_call"] == [
-        "get_cash_difference_analysis"
+        "get_cash_difference_analysis",
+        "compare_periods",
     ]
     assert "過不足のあった日" in answer.text and "件" in answer.text and not answer.unanswered
+    assert "直前の同じ長さの期間" in answer.text
+
+
+def test_a_claim_trend_has_a_breakdown_a_change_and_cited_examples(ts, tables) -> None:
+    from tansaku.tables import StoreScope, get_claim_breakdown
+
+    answer = ask(ts, "先月のクレーム傾向を教えて", now=NOW, tables=tables)
+    got = get_claim_breakdown(tables, "2025-11-01", "2025-11-30", scope=StoreScope.all_stores())
+    assert f"クレーム {got.claim_count}件" in answer.text and "・店舗別: " in answer.text
+    assert "・週別: " in answer.text and f"{got.previous_count}件から" in answer.text
+    assert [c.doc_id for c in answer.citations] == [e["report_id"] for e in got.examples]
+    assert all(c.collection == "daily_reports" and c.date for c in answer.citations)

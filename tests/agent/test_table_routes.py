@@ -22,16 +22,34 @@ BOTH = {"search_stores", "search_events"}
         ("ファミリー向けの店舗を探して", "search_stores", "target_audience LIKE '%ファミリー%'"),
         ("駐車場のある店舗", "search_stores", "parking LIKE '%\"available\": true%'"),
         ("ペット同伴できるお店", "search_stores", "pets_allowed = 'TRUE'"),
-        ("個室のあるイタリアン", "search_stores", "description LIKE '%イタリアン%'"),
-        ("喫煙できる店舗は?", "search_stores", "description LIKE '%喫煙%'"),
+        ("個室のあるイタリアン", "search_stores", "private_room LIKE '%\"available\": true%'"),
+        ("日曜日に開いているお店", "search_stores", "opening_hours LIKE '%\"sunday\": [{%'"),
+        ("ＳＴＲ－０００８の電話番号", "search_stores", "store_id = 'STR-0008'"),
         ("今週末のイベントは?", "search_events", "end_date >= '2025-10-04'"),
         ("子ども向けのイベントはある?", "search_events", "category = 'kids'"),
     ],
 )
 def test_templates(question: str, tool: str, fragment: str) -> None:
-    query = plan(question, BOTH, NOW)
+    from tansaku.text.normalize import normalize
+
+    query = plan(normalize(question), BOTH, NOW)
     assert query is not None and query.tool == tool
-    assert fragment in query.sql and query.sql.endswith("LIMIT 5")
+    assert fragment in query.sql and query.sql.endswith("LIMIT 10")
+
+
+@pytest.mark.parametrize(
+    ("question", "keywords", "show"),
+    [
+        ("個室のあるイタリアン", ("イタリアン",), ()),
+        ("喫煙できる店舗は?", ("喫煙",), ()),
+        ("港南エリアのカフェ", ("港南",), ()),
+        ("STR-0008の電話番号", (), ("phone",)),
+    ],
+)
+def test_unknown_words_are_keywords_not_conditions(question, keywords, show) -> None:
+    query = plan(question, BOTH, NOW)
+    assert query is not None and query.keywords == keywords and query.show == show
+    assert all(k not in query.sql for k in keywords)
 
 
 @pytest.mark.parametrize(
@@ -73,7 +91,30 @@ def test_family_stores_answer_cites_rows(tools) -> None:
     assert not answer.unanswered and "ファミリー向けの店舗" in answer.text
     assert answer.citations and all(c.collection == "stores" for c in answer.citations)
     assert all(c.doc_id.startswith("STR-") and c.doc_id in answer.text for c in answer.citations)
-    assert [e.tool for e in answer.events if e.type == "tool_call"] == ["search_stores"]
+    assert {e.tool for e in answer.events if e.type == "tool_call"} == {"search_stores"}
+    assert any("SELECT" in e.text for e in answer.events if e.type == "thought")
+
+
+@pytest.mark.integration
+def test_an_area_word_searches_the_address_and_every_match_is_counted(tools) -> None:
+    answer = answer_offline("港南エリアのお店を教えて", tools)
+    assert not answer.unanswered and answer.citations
+    assert all("港南" in line for line in answer.text.splitlines()[1:])
+    assert len(answer.citations) >= 5
+
+
+@pytest.mark.integration
+def test_a_word_the_data_lacks_never_empties_the_other_conditions(tools) -> None:
+    answer = answer_offline("無料の駐車場がある店舗", tools)
+    assert not answer.unanswered and len(answer.citations) == 10 and "件中10件を表示" in answer.text
+
+
+@pytest.mark.integration
+def test_opening_hours_by_weekday_and_a_code(tools) -> None:
+    sunday = answer_offline("日曜日に開いている店舗は?", tools)
+    assert not sunday.unanswered and "日曜日に営業" in sunday.text
+    phone = answer_offline("STR-0008の電話番号", tools)
+    assert [c.doc_id for c in phone.citations] == ["STR-0008"] and "電話: 03-" in phone.text
 
 
 @pytest.mark.integration

@@ -1,10 +1,13 @@
 """Store and event questions with no model: fixed SQL templates run through the registry's SQL
 tools (``search_stores``, ``search_events``), so the sandbox checks them like any model's SQL.
 
-A question's conditions come from a closed list (ファミリー向け → ``target_audience LIKE
-'%ファミリー%'``, 駐車場 → ``parking`` available, 今週末 → the events overlapping Saturday and
-Sunday …); what the list does not know becomes keyword conditions on the text columns — only
-words of letters (Sudachi content terms), so no quote or wildcard of the question reaches SQL.
+A question's conditions come from a closed list over the declared columns (ファミリー向け →
+``target_audience LIKE '%ファミリー%'``, 駐車場 → ``parking`` available, 日曜に開いている → the
+``opening_hours`` of Sunday not empty, STR-0008 → ``store_id``, 今週末 → the events overlapping
+Saturday and Sunday …); a column the question asks about (電話番号, 住所, 営業時間 …) is shown.
+What the list does not know comes back as keywords — only words of letters (Sudachi content
+terms), so no quote or wildcard of the question reaches SQL — which ``table_answer`` checks
+against the data before any of them may narrow the rows.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from datetime import date, datetime, timedelta
 from tansaku.text import get_analyzer
 from tansaku.text.dates import month_of, now_tokyo, resolve_dates, week_of
 
-MAX_ROWS = 5
+MAX_ROWS = 10
 
 
 @dataclass(frozen=True)
@@ -80,29 +83,97 @@ EVENT_CONDITIONS = (
 )
 # a daily-report question that names a store or an event is not a table question
 REPORT_WORDS = re.compile(r"問題|クレーム|トラブル|故障|日報|売上|事故|ミス|報告|苦情|不具合")
-_STORE_TEXT = ("store_name", "description", "menu", "seasonal_items", "store_exclusive_events")
-_EVENT_TEXT = ("event_name", "description", "venue")
 # words of the question that name the kind of thing asked for, not a condition on it
 _DOMAIN = re.compile(
     r"^(店舗|店|お店|レストラン|カフェ|飲食|ランチ|ディナー|食事|イベント|催し|探す|教える|"
     r"知る|ある|出来る|できる|行く|向け|開催|予定|一覧|おすすめ|オススメ|良い|いい|場所|"
-    r"今日|明日|今週|来週|週末|今週末|今月|来月|土日|同伴|可能|対応|利用|付き|飲食店|ショップ)$"
+    r"今日|明日|今週|来週|週末|今週末|今月|来月|土日|同伴|可能|対応|利用|付き|飲食店|ショップ|"
+    r"エリア|地区|地域|周辺|近く|付近|界隈|辺り|あたり)$"
 )
 _WORD = re.compile(r"^[\w\u3040-\u30ff\u3400-\u9fff]+$")
+
+
+_DAYS = {
+    "月": "monday",
+    "火": "tuesday",
+    "水": "wednesday",
+    "木": "thursday",
+    "金": "friday",
+    "土": "saturday",
+    "日": "sunday",
+}
+_OPEN_ON = re.compile(
+    r"([月火水木金土日])曜(?:日)?(?:の)?(?:に|は|も|でも)?.{0,6}?(開い|営業|やって|空い|行け|入れ)"
+)
+_CODE = re.compile(r"(?<![a-z0-9])(str|evt)-\d{1,6}(?![0-9])", re.IGNORECASE)
+SHOW_COLUMNS = (
+    (re.compile(r"電話番号|電話|連絡先|tel", re.IGNORECASE), "phone"),
+    (re.compile(r"住所|所在地|どこにある"), "address"),
+    (re.compile(r"営業時間|何時から|何時まで|開店|閉店"), "opening_hours"),
+    (re.compile(r"メールアドレス|メール|e-?mail", re.IGNORECASE), "email"),
+    (re.compile(r"アクセス|行き方|最寄り|駅から"), "access_route"),
+    (re.compile(r"予約"), "reservations"),
+    (re.compile(r"臨時休業|休業日"), "irregular_closures"),
+    (re.compile(r"メニュー|料理"), "menu"),
+)
+COLUMN_LABELS = {
+    "phone": "電話",
+    "address": "住所",
+    "opening_hours": "営業時間",
+    "email": "メール",
+    "access_route": "アクセス",
+    "reservations": "予約",
+    "irregular_closures": "臨時休業",
+    "menu": "メニュー",
+}
+_DAY_LABELS = {v: k for k, v in _DAYS.items()}
+
+
+def describe_json(value: object) -> str:
+    """A JSON cell for a person: opening hours as 月 11:30-15:00 …, a list joined."""
+    if isinstance(value, dict) and set(value) <= set(_DAY_LABELS):
+        parts = []
+        for day, spans in value.items():
+            hours = "・".join(f"{s.get('open')}-{s.get('close')}" for s in spans or [])
+            parts.append(f"{_DAY_LABELS[day]} {hours or '休み'}")
+        return " ".join(parts)
+    if isinstance(value, list):
+        return "、".join(
+            str(v.get("reason") or v.get("date") or v) if isinstance(v, dict) else str(v)
+            for v in value
+        )
+    if isinstance(value, dict):
+        return "、".join(f"{k}: {v}" for k, v in value.items() if v not in (None, ""))
+    return str(value)
 
 
 @dataclass(frozen=True)
 class TableQuery:
     tool: str
-    sql: str
+    select: str
+    where: tuple[str, ...]
+    """The known conditions (SQL)."""
     conditions: tuple[str, ...]
     """What the query looks for, in Japanese (for the answer and the thought event)."""
+    order: str
+    keywords: tuple[str, ...] = ()
+    """Other content words: conditions only where the data holds them (``table_answer``)."""
+    show: tuple[str, ...] = ()
+    """Columns the question asks about (shown for each row)."""
+
+    @property
+    def sql(self) -> str:
+        """The query with the known conditions only."""
+        where = " WHERE " + " AND ".join(self.where) if self.where else ""
+        return f"{self.select}{where} ORDER BY {self.order} LIMIT {MAX_ROWS}"
 
 
 def _keywords(question: str, known: tuple[Condition, ...]) -> list[str]:
     """Content nouns of ``question`` outside the spans its known conditions matched."""
     for c in known:
         question = c.pattern.sub(" ", question)
+    for pattern in (_OPEN_ON, _CODE, *(p for p, _ in SHOW_COLUMNS)):
+        question = pattern.sub(" ", question)
     out: list[str] = []
     for term in get_analyzer().terms(question):
         if len(term) < 2 or _DOMAIN.match(term) or not _WORD.match(term):
@@ -114,10 +185,6 @@ def _keywords(question: str, known: tuple[Condition, ...]) -> list[str]:
         if term not in out:
             out.append(term)
     return out[:3]
-
-
-def _like_any(term: str, columns: tuple[str, ...]) -> str:
-    return "(" + " OR ".join(f"{c} LIKE '%{term}%'" for c in columns) + ")"
 
 
 def _event_window(question: str, now: datetime) -> tuple[date, date, str] | None:
@@ -153,35 +220,53 @@ def plan(question: str, tools: set[str], now: datetime | None = None) -> TableQu
         return None
     if "search_events" in tools and EVENT_WORDS.search(question):
         return _events(question, now or now_tokyo())
-    if "search_stores" in tools and STORE_WORDS.search(question):
+    if "search_stores" in tools and (STORE_WORDS.search(question) or _store_code(question)):
         return _stores(question)
     return None
+
+
+def _store_code(question: str) -> str | None:
+    m = _CODE.search(question)
+    return m.group(0).upper() if m and m.group(1).lower() == "str" else None
 
 
 def _query(
     question: str,
     tool: str,
     conditions: tuple[Condition, ...],
-    text_columns: tuple[str, ...],
     select: str,
     order: str,
     fixed: tuple[tuple[str, str], ...] = (),
 ) -> TableQuery:
-    """SELECT ``select`` WHERE the ``fixed`` (sql, label) pairs, the known conditions the
-    question names and its other content nouns as keywords over ``text_columns``."""
+    """SELECT ``select`` WHERE the ``fixed`` (sql, label) pairs and the known conditions the
+    question names; its other content nouns come back as keywords."""
     hits = [c for c in conditions if c.pattern.search(question)]
     where = [c.sql for c in hits] + [sql for sql, _ in fixed]
     labels = [label for _, label in fixed] + [c.label for c in hits]
-    for term in _keywords(question, conditions):
-        where.append(_like_any(term, text_columns))
-        labels.append(f"「{term}」")
-    sql = select + (" WHERE " + " AND ".join(where) if where else "")
-    return TableQuery(tool, f"{sql} ORDER BY {order} LIMIT {MAX_ROWS}", tuple(labels))
+    show = tuple(dict.fromkeys(col for p, col in SHOW_COLUMNS if p.search(question)))
+    if show:
+        select = select.replace(" FROM ", ", " + ", ".join(show) + " FROM ", 1)
+    return TableQuery(
+        tool=tool,
+        select=select,
+        where=tuple(where),
+        conditions=tuple(labels),
+        order=order,
+        keywords=tuple(_keywords(question, conditions)),
+        show=show,
+    )
 
 
 def _stores(question: str) -> TableQuery:
     select = "SELECT store_id, store_name, category, description, address FROM stores"
-    return _query(question, "search_stores", STORE_CONDITIONS, _STORE_TEXT, select, "store_id")
+    fixed: list[tuple[str, str]] = []
+    code = _store_code(question)
+    if code:
+        fixed.append((f"store_id = '{code}'", code))
+    for m in _OPEN_ON.finditer(question):
+        day = _DAYS[m.group(1)]
+        fixed.append((f"opening_hours LIKE '%\"{day}\": [{{%'", f"{m.group(1)}曜日に営業"))
+    return _query(question, "search_stores", STORE_CONDITIONS, select, "store_id", tuple(fixed))
 
 
 def _events(question: str, now: datetime) -> TableQuery:
@@ -201,7 +286,6 @@ def _events(question: str, now: datetime) -> TableQuery:
         question,
         "search_events",
         EVENT_CONDITIONS,
-        _EVENT_TEXT,
         select,
         "start_date, event_id",
         fixed=(when,),

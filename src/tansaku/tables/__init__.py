@@ -18,6 +18,7 @@ from tansaku.tables.analytics import (
     get_claim_statistics,
     get_sales_trend,
 )
+from tansaku.tables.breakdown import ClaimBreakdown, get_claim_breakdown
 from tansaku.tables.compare import Metric, PeriodComparison, compare_periods
 from tansaku.tables.demo import demo_tables_config, install_demo_tables
 from tansaku.tables.period import AnalyticsError, Period, StoreScope, resolve_period
@@ -41,6 +42,7 @@ __all__ = [
     "AnalyticsError",
     "CashDifferenceAnalysis",
     "CheckedSql",
+    "ClaimBreakdown",
     "ClaimStatistics",
     "ColumnSpec",
     "ColumnType",
@@ -67,6 +69,7 @@ __all__ = [
     "compare_periods",
     "demo_tables_config",
     "get_cash_difference_analysis",
+    "get_claim_breakdown",
     "get_claim_statistics",
     "get_sales_trend",
     "install_demo_tables",

@@ -87,6 +87,13 @@ get_claim_statistics = _stat_tool(
     "「先月のクレーム傾向」「今週クレームは何件?」のような件数・率・傾向の質問。",
     '{"period": "過去7日"}',
 )
+get_claim_breakdown = _stat_tool(
+    "get_claim_breakdown",
+    "get_claim_breakdown",
+    "クレームの内訳(店舗別・週別の件数、内容に多い語、直前の同じ長さの期間との比較、例の日報)を返します。",
+    "「先月のクレーム傾向」「クレームの内訳」「どの店舗でクレームが多い」のように、傾向・内訳・比較を聞く質問。",
+    '{"period": "先月"}',
+)
 get_sales_trend = _stat_tool(
     "get_sales_trend",
     "get_sales_trend",
@@ -137,6 +144,7 @@ def compare_periods(
 
 ANALYTICS_TOOLS = (
     get_claim_statistics,
+    get_claim_breakdown,
     get_sales_trend,
     get_cash_difference_analysis,
     compare_periods,

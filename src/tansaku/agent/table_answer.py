@@ -1,0 +1,129 @@
+"""Store and event questions answered from the registered tables with no model.
+
+The template (``table_routes.plan``) gives the known conditions; every other content word of
+the question is checked against the data before it may narrow anything: a word found in some
+text column (an area in ``address``, a dish in ``menu``, a store's name) becomes a condition on
+exactly the columns that hold it, a word found nowhere is left out and said so — it never
+empties the answer. The matches are counted, up to ten are listed with 「N件中M件を表示」, and
+the SQL that ran is shown in the thoughts. Every query goes through the registry's SQL tool, so
+the sandbox checks it like any model's SQL.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from tansaku.agent import table_routes
+from tansaku.agent.events import Citation, Event
+
+MAX_LISTED = 10
+KEYWORD_COLUMNS = {
+    "search_stores": (
+        "store_name",
+        "address",
+        "description",
+        "menu",
+        "seasonal_items",
+        "store_exclusive_events",
+        "access_route",
+    ),
+    "search_events": ("event_name", "venue", "address", "description", "organizer", "price"),
+}
+TABLE_OF = {"search_stores": "stores", "search_events": "events"}
+
+Call = Callable[[list[Event], str, dict[str, Any]], Any]
+
+
+def _count(call: Call, events: list[Event], tool: str, where: list[str]) -> int | None:
+    sql = f"SELECT COUNT(*) AS n FROM {TABLE_OF[tool]}" + (
+        " WHERE " + " AND ".join(where) if where else ""
+    )
+    data = call(events, tool, {"sql_query": sql})
+    rows = data.get("results") if isinstance(data, dict) else None
+    return int(rows[0]["n"]) if rows else None
+
+
+def _keyword_condition(
+    call: Call, events: list[Event], tool: str, word: str
+) -> tuple[str, list[str]] | None:
+    """``(column LIKE …)`` over the columns of ``tool``'s table holding ``word``, or None."""
+    columns = []
+    for column in KEYWORD_COLUMNS[tool]:
+        if (_count(call, events, tool, [f"{column} LIKE '%{word}%'"]) or 0) > 0:
+            columns.append(column)
+    if not columns:
+        return None
+    return "(" + " OR ".join(f"{c} LIKE '%{word}%'" for c in columns) + ")", columns
+
+
+def _line(tool: str, row: dict[str, Any], extra: tuple[str, ...]) -> tuple[str, str, str]:
+    rid = str(row.get("event_id") or row.get("store_id") or "")
+    name = str(row.get("event_name") or row.get("store_name") or rid)
+    if tool == "search_events":
+        when = f"{row.get('start_date')}〜{row.get('end_date')}、{row.get('venue', '')}"
+    else:
+        when = str(row.get("category") or "")
+    shown = [f"{table_routes.COLUMN_LABELS.get(c, c)}: {_cell(row.get(c))}" for c in extra]
+    about = str(row.get("description") or "")
+    about = about if len(about) <= 50 else about[:49] + "…"
+    detail = "、".join(shown) if shown else about
+    return rid, name, f"・{name}({when}){detail}({rid})"
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, str) and value[:1] in "[{":
+        try:
+            return table_routes.describe_json(json.loads(value))
+        except json.JSONDecodeError:
+            return value
+    return "" if value is None else str(value)
+
+
+def table_answer(
+    question: str, table: table_routes.TableQuery, call: Call, events: list[Event]
+) -> tuple[str | None, list[Citation], str]:
+    """The rows a store/event question asks for, as a list with their ids; (None, [], reason)
+    when no row matches."""
+    tool = table.tool
+    where = list(table.where)
+    labels = list(table.conditions)
+    dropped = []
+    show = list(table.show)
+    select = table.select
+    for word in table.keywords:
+        found = _keyword_condition(call, events, tool, word)
+        if found is None:
+            dropped.append(word)
+            continue
+        where.append(found[0])
+        labels.append(f"「{word}」")
+        if "address" in found[1] and "address" not in show:  # an area: show where each is
+            show.append("address")
+    if dropped and not where:  # the question's only point is a word no row holds
+        missing = "」「".join(dropped)
+        return None, [], f"「{missing}」は表のどの列にもありません"
+    wanted = "・".join(labels) or "すべて"
+    note = f"「{'」「'.join(dropped)}」は表のどの列にもないので条件にしません。" if dropped else ""
+    total = _count(call, events, tool, where)
+    sql = select + (" WHERE " + " AND ".join(where) if where else "")
+    sql += f" ORDER BY {table.order} LIMIT {MAX_LISTED}"
+    events.append(
+        Event(type="thought", text=f"表の条件: {wanted}。{note}次の SQL で検索します: {sql}")
+    )
+    data = call(events, tool, {"sql_query": sql})
+    rows = data.get("results") if isinstance(data, dict) else None
+    if not rows:
+        message = data.get("message") or data.get("error") or "該当する行がありません"
+        return None, [], f"{wanted}: {message}"
+    kind = "イベント" if tool == "search_events" else "店舗"
+    lines, cites = [], []
+    for row in rows:
+        rid, name, line = _line(tool, row, tuple(show))
+        lines.append(line)
+        cites.append(Citation(doc_id=rid, collection=TABLE_OF[tool], title=name, tool=tool))
+    n = total if total is not None else len(rows)
+    shown = f"{n}件中{len(rows)}件を表示" if n > len(rows) else f"{n}件"
+    head = f"{wanted}の{kind}は次のとおりです(表 {TABLE_OF[tool]}、{shown})。{note}"
+    return head + "\n" + "\n".join(lines), cites, ""
