@@ -23,6 +23,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 import tansaku
+from tansaku.agent.answer.tool import answer_question
+from tansaku.testing import HashEmbedder
 from tansaku.tools import toolset
 
 from .conftest import OTHER_TEAM_TEXT
@@ -55,6 +57,7 @@ def _text(result) -> str:
 def test_stdio_lists_and_calls_the_tools(real_home, tmp_path) -> None:
     with tansaku.connect(real_home, create=False) as client:
         expected = [(s.name, s.description, s.parameters) for s in toolset(client).specs]
+    expected.append((answer_question.name, answer_question.description, answer_question.parameters))
 
     async def main():
         with open(tmp_path / "stderr.txt", "w", encoding="utf-8") as errlog:
@@ -108,6 +111,42 @@ def test_a_server_reads_only_its_team_and_the_named_collections(real_home, tmp_p
     assert json.loads(_text(manual)) == {"error": "マニュアルのコレクションが設定されていません"}
     log = (tmp_path / "stderr.txt").read_text(encoding="utf-8")
     assert "チーム「other」(コレクション reports=reports)" in log
+
+
+FAQ_CSV = (
+    "id,質問,回答\n"
+    "faq-01,有給休暇の申請方法を教えてください,勤怠システムの「休暇申請」画面から取得日の3営業日前までに申請してください。\n"
+    "faq-02,交通費の精算期限は,利用した月の翌月5日までに経費精算システムで申請してください。\n"
+)
+
+
+def test_a_plain_collection_is_answered_through_answer_question(tmp_path) -> None:
+    """`tansaku mcp --collection faq`: a team's own FAQ answers, with its answer part cited."""
+    home = tmp_path / "ws"
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "faq.csv").write_text(FAQ_CSV, encoding="utf-8")
+    with tansaku.connect(home, embedder=HashEmbedder(32)) as client:
+        assert client.ingest([tmp_path / "src"], collection="faq").ok
+
+    async def main():
+        with open(tmp_path / "stderr.txt", "w", encoding="utf-8") as errlog:
+            params = StdioServerParameters(
+                command=TANSAKU,
+                args=["mcp", "--home", str(home), *NOW_OPT, "--collection", "faq"],
+                env=_env(TANSAKU_EMBEDDER="hash"),
+            )
+            async with Client(stdio_client(params, errlog=errlog)) as mcp:
+                good = await mcp.call_tool("answer_question", {"question": "有給休暇の申請方法は？"})
+                off = await mcp.call_tool("answer_question", {"question": "明日の天気は？"})
+                empty = await mcp.call_tool("answer_question", {"question": "  "})
+                return good, off, empty
+
+    good, off, empty = anyio.run(main)
+    data = json.loads(_text(good))
+    assert not good.is_error and not data["unanswered"], data
+    assert data["citations"][0]["doc_id"] == "faq-01" and "勤怠システム" in data["answer"]
+    assert json.loads(_text(off))["unanswered"]
+    assert empty.is_error and "質問が空です" in json.loads(_text(empty))["error"]
 
 
 def test_a_workspace_with_tables_serves_the_statistics_and_sql_tools(tmp_path) -> None:

@@ -33,21 +33,27 @@ from tansaku.workspace import DEFAULT_TEAM, validate_name
 TRANSPORTS = ("stdio", "http")
 
 
-def _collections(pairs: list[str] | None) -> dict[str, str] | None:
-    """``role=name`` pairs (None: the toolset's default roles)."""
+def _collections(pairs: list[str] | None) -> list[str] | dict[str, str] | None:
+    """``--collection`` values: plain names (each one's role read from its config) or
+    ``role=name`` pairs (a plain name then under its own name); None: the default roles."""
     if not pairs:
         return None
     out: dict[str, str] = {}
     for pair in pairs:
         role, sep, name = pair.partition("=")
         role, name = role.strip(), name.strip()
-        if not sep or not role or not name:
+        if sep and (not role or not name):
             raise fail(
-                f"--collection「{pair}」は 役割=コレクション名 で指定してください"
-                "(例: --collection manuals=manuals)",
+                f"--collection「{pair}」は コレクション名 か 役割=コレクション名 で指定してください"
+                "(例: --collection faq / --collection manuals=manuals)",
                 EXIT_REJECTED,
             )
-        out[_name(role, "役割名")] = _name(name, "コレクション名")
+        if not sep:
+            name = role
+        key = _name(role, "役割名") if sep else _name(name, "コレクション名")
+        out[key] = _name(name, "コレクション名")
+    if all(k == v for k, v in out.items()) and not any("=" in p for p in pairs):
+        return list(out.values())
     return out
 
 
@@ -98,8 +104,9 @@ def mcp(
     """エージェントのツールを MCP サーバーとして公開する(チームとコレクションは起動時に固定)。"""
     import anyio
 
+    from tansaku.agent.answer.tool import with_answer_tool
     from tansaku.integrations import mcp_server as srv
-    from tansaku.tools import toolset
+    from tansaku.tools import Toolset, toolset
 
     if transport not in TRANSPORTS:
         raise fail(
@@ -120,6 +127,7 @@ def mcp(
             if roles is not None:
                 _check_exist(ts, roles)
             tools = toolset(ts, team=team, collections=roles, now=clock, tables=tables)
+            tools = Toolset(with_answer_tool(tools.specs), tools.scope)
             present, notes = _served(ts, team, tools.scope.collections)
             for note in notes:
                 err.print(f"[yellow]注意:[/] {render.inline(note)}", highlight=False)
@@ -157,11 +165,11 @@ def mcp(
         err.print("終了しました", highlight=False)
 
 
-def _check_exist(ts: Any, roles: dict[str, str]) -> None:
+def _check_exist(ts: Any, roles: list[str] | dict[str, str]) -> None:
     """A mistyped --collection fails at start, not at every call."""
     from tansaku.errors import CollectionNotFound
 
-    for name in roles.values():
+    for name in roles.values() if isinstance(roles, dict) else roles:
         if not ts.has_collection(name):
             raise CollectionNotFound(name, [c.name for c in ts.collections()])
 
