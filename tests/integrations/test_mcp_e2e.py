@@ -136,7 +136,8 @@ def test_a_plain_collection_is_answered_through_answer_question(tmp_path) -> Non
                 env=_env(TANSAKU_EMBEDDER="hash"),
             )
             async with Client(stdio_client(params, errlog=errlog)) as mcp:
-                good = await mcp.call_tool("answer_question", {"question": "有給休暇の申請方法は？"})
+                ask = {"question": "有給休暇の申請方法は？"}
+                good = await mcp.call_tool("answer_question", ask)
                 off = await mcp.call_tool("answer_question", {"question": "明日の天気は？"})
                 empty = await mcp.call_tool("answer_question", {"question": "  "})
                 return good, off, empty
