@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -38,18 +38,9 @@ from tansaku.search.engine import search as run_search
 from tansaku.search.events import SearchEventLog
 from tansaku.search.types import SearchRequest, SearchResult
 from tansaku.store.base import Filter
+from tansaku.views import CollectionInfo, info_of, list_infos
 from tansaku.workspace import DEFAULT_TEAM, Workspace, validate_name
 from tansaku.writer import commit
-
-
-@dataclass(frozen=True)
-class CollectionInfo:
-    name: str
-    description: str
-    source_type: str
-    points: int
-    teams: tuple[str, ...]
-    axes: tuple[str, ...]
 
 
 class Tansaku:
@@ -189,21 +180,9 @@ class Tansaku:
         self.backend.remove(name)
 
     def collections(self) -> list[CollectionInfo]:
-        out = []
-        for name in self.backend.names():
-            with self.reading(name) as col:
-                teams = tuple(sorted(t for t, f in col.state.bm25.items() if _has_records(f)))
-                out.append(
-                    CollectionInfo(
-                        name=name,
-                        description=col.config.description,
-                        source_type=col.config.source_type,
-                        points=col.store.total() if col.handles is not None else 0,
-                        teams=teams,
-                        axes=tuple(f"{a.name}({a.mode.value})" for a in col.config.axes),
-                    )
-                )
-        return out
+        """Every collection's info; one that another process removes meanwhile is left out."""
+        read = lambda name: info_of(name, self.collection(name))  # noqa: E731
+        return list_infos(self.backend.names(), read, self.backend.exists)
 
     # -- ingest -------------------------------------------------------------------------
     def _config(
@@ -367,10 +346,6 @@ class Tansaku:
     def run(self, request: SearchRequest) -> SearchResult:
         with self.reading(request.collection) as col:
             return run_search(col, request, self._services_for(col, request))
-
-
-def _has_records(fields: dict[str, Any]) -> bool:
-    return any(getattr(st, "count", 0) > 0 for st in fields.values())
 
 
 def _state_has_embedder(ts: Tansaku, name: str) -> bool:

@@ -5,6 +5,10 @@ Messages are Japanese because users read them; each says what went wrong and wha
 
 from __future__ import annotations
 
+import os
+import re
+from pathlib import Path
+
 
 class TansakuError(Exception):
     """Base class of every error tansaku raises on purpose."""
@@ -128,3 +132,28 @@ class EmbedderMismatch(TansakuError):
             f"`tansaku reembed {collection}` で今のモデルに埋め込み直すか、"
             f"設定([embedder] / TANSAKU_EMBED*)をモデル「{recorded}」に戻してください"
         )
+
+
+_ABSOLUTE_PATH = re.compile(
+    r"(?<![\w.:/\\])(?:/(?!api/)[^\s/'\"`「」()<>]+(?:/[^\s/'\"`「」()<>]*)+"
+    r"|[A-Za-z]:\\[^\s'\"`「」()<>]+)"
+)
+
+
+def public_message(message: str, *, home: str | os.PathLike[str] | None = None) -> str:
+    """``message`` as a client may see it: no absolute path of the machine that serves it.
+
+    A path inside the workspace ``home`` is shown relative to it (``collections/manuals/…``);
+    any other absolute path (POSIX or Windows) by its last part (``…/segment.json``). Server
+    routes and the MCP server pass every error message they send through it."""
+    text = str(message)
+    if home is not None:
+        for root in {str(home), str(Path(home).resolve())}:
+            if len(root) > 1:
+                text = text.replace(root.rstrip("/\\") + os.sep, "").replace(root, ".")
+
+    def shorten(match: re.Match[str]) -> str:
+        last = re.split(r"[/\\]", match.group(0).rstrip("/\\"))[-1]
+        return f"…/{last}" if last else "…"
+
+    return _ABSOLUTE_PATH.sub(shorten, text)

@@ -1,10 +1,16 @@
 """Read-only views of collections: what a view depends on, opening one on the committed
-generation, and the lease it holds (see ``tansaku.generations`` and ``tansaku.handles``)."""
+generation, and the lease it holds (see ``tansaku.generations`` and ``tansaku.handles``); the
+listing of collections built from views, which leaves out a collection another process removes
+while it is being read."""
 
 from __future__ import annotations
 
+import logging
 import weakref
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from tansaku import generations, handles
 from tansaku.collection import Collection, CollectionState, read_config, read_state
@@ -13,6 +19,10 @@ from tansaku.errors import CollectionNotFound, StorageError
 from tansaku.migrate import needs_migration
 from tansaku.workspace import Workspace
 from tansaku.writer import writing
+
+log = logging.getLogger("tansaku.views")
+T = TypeVar("T")
+ATTEMPTS = 3
 
 
 def fingerprint(col_dir: Path, name: str, ws: Workspace) -> tuple[str, int]:
@@ -54,3 +64,54 @@ def snapshot(
     view = Collection(path, config, state, h)
     weakref.finalize(view, handles.release, h)
     return view
+
+
+@dataclass(frozen=True)
+class CollectionInfo:
+    name: str
+    description: str
+    source_type: str
+    points: int
+    teams: tuple[str, ...]
+    axes: tuple[str, ...]
+
+
+def info_of(name: str, col: Collection) -> CollectionInfo:
+    """What ``tansaku collections`` shows of a view."""
+    teams = tuple(sorted(t for t, f in col.state.bm25.items() if _has_records(f)))
+    return CollectionInfo(
+        name=name,
+        description=col.config.description,
+        source_type=col.config.source_type,
+        points=col.store.total() if col.handles is not None else 0,
+        teams=teams,
+        axes=tuple(f"{a.name}({a.mode.value})" for a in col.config.axes),
+    )
+
+
+def unless_gone(name: str, read: Callable[[str], T], exists: Callable[[str], bool]) -> T | None:
+    """``read(name)``, or None when the collection is removed meanwhile (by any process: its
+    files vanish under a view that has not opened them yet, and the engine says so in its own
+    words). A failure while the collection still exists is tried again, then raised."""
+    for attempt in range(ATTEMPTS):
+        try:
+            return read(name)
+        except Exception:
+            if not exists(name):
+                log.info("collection %s was removed while it was read: left out", name)
+                return None
+            if attempt == ATTEMPTS - 1:
+                raise
+    return None  # pragma: no cover - the loop returns or raises
+
+
+def list_infos(
+    names: Iterable[str], read: Callable[[str], T], exists: Callable[[str], bool]
+) -> list[T]:
+    """``read`` of every name but those removed while the listing runs."""
+    found = (unless_gone(name, read, exists) for name in names)
+    return [info for info in found if info is not None]
+
+
+def _has_records(fields: dict[str, Any]) -> bool:
+    return any(getattr(st, "count", 0) > 0 for st in fields.values())

@@ -1,4 +1,5 @@
-"""One process of the concurrency tests: ``python actor.py ingest|search|collections HOME ...``.
+"""One process of the concurrency tests:
+``python actor.py ingest|search|collections|churn|delete HOME ...``.
 
 Uses the deterministic hash embedder (optionally slowed down, so an ingest lasts long enough for
 other processes to act during it) and prints one JSON line on success. Any traceback goes to
@@ -32,7 +33,7 @@ class SlowEmbedder(HashEmbedder):
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("cmd", choices=["ingest", "search", "collections"])
+    ap.add_argument("cmd", choices=["ingest", "search", "collections", "churn", "delete"])
     ap.add_argument("home")
     ap.add_argument("args", nargs="*")
     ap.add_argument("--slow", type=float, default=0.0)
@@ -62,6 +63,21 @@ def main() -> None:
                 on_wait=waiting,
             )
         print(json.dumps(report.to_dict(), ensure_ascii=False))
+    elif opts.cmd == "delete":
+        with tansaku.connect(opts.home, embedder=emb, create=False) as ts:
+            ts.delete_collection(opts.collection)
+        print(json.dumps({"deleted": opts.collection}))
+    elif opts.cmd == "churn":  # create and delete collections for ARGS[0] seconds
+        deadline = time.monotonic() + float(opts.args[0])
+        rounds = 0
+        with tansaku.connect(opts.home, embedder=emb) as ts:
+            while time.monotonic() < deadline:
+                name = f"churn{rounds % 3}"
+                record = tansaku.Record(id="a:body", doc_id="a", field="body", text="冷蔵庫の温度")
+                ts.ingest_records([record], collection=name)
+                ts.delete_collection(name)
+                rounds += 1
+        print(json.dumps({"rounds": rounds}))
     elif opts.cmd == "search":
         with tansaku.connect(opts.home, embedder=emb, create=False) as ts:
             res = ts.search(opts.args[0], collection=opts.collection, expand=True, top_k=5)

@@ -238,3 +238,31 @@ def test_a_missing_sdk_names_the_extra(monkeypatch) -> None:
         require_sdk()
     with pytest.raises(MissingExtra):
         tool_definitions(Toolset([], ToolScope(client=None)))  # type: ignore[arg-type]
+
+
+def test_an_error_reaches_the_client_without_the_servers_paths(hash_client) -> None:
+    """A library error naming files of the workspace (or elsewhere on the server) is sent
+    with the workspace's paths made relative and any other absolute path cut to its name."""
+    from tansaku.errors import StorageError
+
+    home = hash_client.workspace.home
+
+    @tool("broken_listing", "壊れたコレクションを読む。\n例: {}")
+    def broken_listing(scope: ToolScope) -> dict:
+        raise StorageError(
+            f"{home}/collections/gone/gens/g000001/shard にデータがありません"
+            " (/var/lib/tansaku/segments/segment.json)"
+        )
+
+    base = toolset(hash_client, now=NOW)
+    tools = Toolset([*base.specs, broken_listing], base.scope)
+
+    async def script(client):
+        return await client.call_tool("broken_listing", {})
+
+    result = _run(tools, script)
+    assert result.is_error
+    message = json.loads(result.content[0].text)["error"]
+    assert message.startswith("collections/gone/gens/g000001/shard にデータがありません")
+    assert "…/segment.json" in message
+    assert str(home) not in message and "/var/lib" not in message

@@ -24,9 +24,10 @@ import re
 import socket
 from collections.abc import Awaitable, Callable, MutableMapping
 from importlib import metadata
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tansaku.errors import InvalidRequest, MissingExtra
+from tansaku.errors import InvalidRequest, MissingExtra, public_message
 
 if TYPE_CHECKING:
     from mcp.server import Server
@@ -75,9 +76,11 @@ def tool_definitions(toolset: Toolset) -> list[Tool]:
     ]
 
 
-def tool_result(text: str) -> CallToolResult:
+def tool_result(text: str, *, home: str | Path | None = None) -> CallToolResult:
     """A toolset's JSON text as an MCP tool result; ``{"error": …}`` sets ``isError`` so the
-    client's model sees the Japanese message as a failed call it can correct."""
+    client's model sees the Japanese message as a failed call it can correct. An error's
+    message is sent without the server's absolute paths (those in the workspace ``home``
+    relative to it)."""
     require_sdk()
     from mcp.types import CallToolResult, TextContent
 
@@ -86,6 +89,9 @@ def tool_result(text: str) -> CallToolResult:
     except ValueError:  # a result cut to the context budget is not valid JSON any more
         data = None
     failed = isinstance(data, dict) and "error" in data
+    if failed and isinstance(data, dict):
+        data["error"] = public_message(str(data["error"]), home=home)
+        text = json.dumps(data, ensure_ascii=False)
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=failed)
 
 
@@ -123,6 +129,8 @@ def mcp_server(
         raise ValueError(f"max_concurrent_calls must be at least 1, got {max_concurrent_calls}")
     tools = tool_definitions(toolset)
     schemas = {s.name: s.parameters for s in toolset.specs}
+    client = toolset.scope.client
+    home = client.workspace.home if client is not None else None
     limiter: list[anyio.CapacityLimiter] = []  # made inside the server's event loop
 
     async def list_tools(_ctx: Any, _params: PaginatedRequestParams | None) -> ListToolsResult:
@@ -136,7 +144,7 @@ def mcp_server(
         text = await anyio.to_thread.run_sync(
             toolset.call, params.name, arguments, limiter=limiter[0]
         )
-        return tool_result(text)
+        return tool_result(text, home=home)
 
     return Server(
         name,

@@ -27,6 +27,7 @@ from tansaku.errors import (
     StorageError,
     TansakuError,
     WorkspaceNotFound,
+    public_message,
 )
 
 log = logging.getLogger("tansaku.server")
@@ -182,20 +183,28 @@ def validation_message(errors: list[dict[str, Any]]) -> str:
     return "リクエストの内容が正しくありません — " + " / ".join(items) + more
 
 
+def client_message(request: Request, message: str) -> str:
+    """``message`` without the server's absolute paths (workspace paths made relative)."""
+    state = getattr(request.app.state, "tansaku", None)
+    home = state.client.workspace.home if state is not None else None
+    return public_message(message, home=home)
+
+
 def install(app: FastAPI) -> None:
     """Register the handlers that give every error the same JSON shape."""
 
     @app.exception_handler(ApiError)
-    async def _api(_: Request, exc: ApiError) -> JSONResponse:
-        return error_response(exc.status, exc.code, exc.message, exc.headers, exc.extra)
+    async def _api(request: Request, exc: ApiError) -> JSONResponse:
+        message = client_message(request, exc.message)
+        return error_response(exc.status, exc.code, message, exc.headers, exc.extra)
 
     @app.exception_handler(TansakuError)
-    async def _library(_: Request, exc: TansakuError) -> JSONResponse:
+    async def _library(request: Request, exc: TansakuError) -> JSONResponse:
         status, code = library_status(exc)
         headers = (
             {"Retry-After": str(max(1, exc.retry_after))} if isinstance(exc, RateLimited) else None
         )
-        return error_response(status, code, str(exc), headers)
+        return error_response(status, code, client_message(request, str(exc)), headers)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:

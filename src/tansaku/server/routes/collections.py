@@ -22,6 +22,7 @@ from tansaku.server.respond import JsonResponse, json_response
 from tansaku.server.routes.search import run_search
 from tansaku.server.schemas import CollectionBody
 from tansaku.server.state import AppState, StateDep, TeamDep
+from tansaku.views import list_infos
 from tansaku.workspace import validate_name
 
 router = APIRouter(tags=["コレクション"])
@@ -50,8 +51,11 @@ def _visible(state: AppState, team: str, name: str) -> CollectionInfo:
 @router.get("/api/collections", response_class=JsonResponse, summary="コレクション一覧")
 def list_collections(state: StateDep, team: TeamDep) -> Response:
     """チームが見られるコレクション(件数はチーム自身の記録数)。"""
-    infos = visible(state.client, state.owners, team)
-    return json_response({"collections": [_summary(state, team, i) for i in infos]})
+    infos = {i.name: i for i in visible(state.client, state.owners, team)}
+    summaries = list_infos(  # a collection deleted meanwhile (any process) is left out
+        infos, lambda name: _summary(state, team, infos[name]), state.client.has_collection
+    )
+    return json_response({"collections": summaries})
 
 
 @router.post(

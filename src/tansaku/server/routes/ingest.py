@@ -22,6 +22,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, File, Form, UploadFile
 from fastapi.responses import Response
 
+from tansaku.errors import public_message
 from tansaku.ingest.mapping import (
     MAX_MAPPING_BYTES,
     MappingError,
@@ -239,12 +240,24 @@ def ingest_preview(
     return json_response(body)
 
 
+def _public(state: AppState, job: dict[str, Any]) -> dict[str, Any]:
+    """A job as a client sees it: no absolute path of the server in its messages."""
+    home = state.client.workspace.home
+    if job.get("error"):
+        job["error"] = public_message(str(job["error"]), home=home)
+    job["failures"] = [
+        {**f, "reason": public_message(str(f["reason"]), home=home)} if "reason" in f else f
+        for f in job.get("failures") or []
+    ]
+    return job
+
+
 @router.get("/api/jobs/{job_id}", response_class=JsonResponse, summary="ジョブの状態")
 def job_status(job_id: str, state: StateDep, team: TeamDep) -> Response:
     job = state.jobs.get(job_id, team=team)
     if job is None:
         raise not_found(f"ジョブ「{job_id[:64]}」")
-    return json_response(job)
+    return json_response(_public(state, job))
 
 
 @router.post("/api/jobs/{job_id}/cancel", response_class=JsonResponse, summary="ジョブを取り消す")
@@ -254,4 +267,4 @@ def job_cancel(job_id: str, state: StateDep, team: TeamDep) -> Response:
     job = state.jobs.cancel(job_id, team=team)
     if job is None:
         raise not_found(f"ジョブ「{job_id[:64]}」")
-    return json_response(job)
+    return json_response(_public(state, job))
