@@ -115,6 +115,16 @@ def _recover_jobs(db: Any) -> None:
         )
 
 
+def _sweep_uploads(home: Path) -> None:
+    """Upload folders of jobs that no longer run (a server killed mid-job) are removed."""
+    from tansaku.server.uploads import sweep
+
+    try:
+        sweep(home)
+    except Exception:  # housekeeping must not keep the server from starting
+        log.exception("could not remove the upload folders of an earlier server")
+
+
 def create_app(
     source: Tansaku | str | Path | None = None,
     *,
@@ -167,6 +177,7 @@ def create_app(
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         if db is not None:
             _recover_jobs(db)
+        _sweep_uploads(client.workspace.home)
         if warm_up:
             threading.Thread(target=_warm_up, args=(state,), daemon=True).start()
         try:

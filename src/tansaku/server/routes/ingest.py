@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import uuid
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -32,6 +31,7 @@ from tansaku.ingest.mapping import (
     with_mapping,
 )
 from tansaku.ingest.preview import FileProblem, Table, preview, read_table, table_format
+from tansaku.server import uploads
 from tansaku.server.errors import ApiError, not_found
 from tansaku.server.owners import find_visible
 from tansaku.server.respond import JsonResponse, json_response
@@ -176,8 +176,7 @@ def ingest(
     names = [safe_filename(f.filename) for f in files]
     if len(set(names)) != len(names):
         raise ApiError(400, "duplicate_filename", "同じ名前のファイルが複数あります")
-    folder = state.client.workspace.home / "server" / "uploads" / uuid.uuid4().hex
-    folder.mkdir(parents=True)
+    folder = uploads.new_folder(state.client.workspace.home)
     try:
         paths = []
         for upload, fname in zip(files, names, strict=True):
