@@ -18,7 +18,7 @@ import pytest
 
 from tansaku.server import ServerSettings, create_app
 from tansaku.server.uploads import OWNER_FILE, new_folder, sweep, uploads_dir
-from tansaku.testing.fake_embedding_server import Fault, FakeEmbeddingServer
+from tansaku.testing.fake_embedding_server import FakeEmbeddingServer, Fault
 
 from .support import live_server
 from .test_jobs_worker import manual_md
