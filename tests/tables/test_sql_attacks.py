@@ -32,6 +32,10 @@ BUDGET = TIMEOUT + 3.0
 SECRET = f"TOP-SECRET-{uuid.uuid4().hex}"
 
 ATTACKS: list[tuple[str, str]] = [
+    # --- state that outlives the query: setseed() fixes every later random() of the connection
+    ("setseed", "SELECT setseed(0.42)"),
+    ("setseed_upper_in_where", "SELECT store_name FROM stores WHERE SETSEED(0.1) IS NULL"),
+    ("setseed_in_cte", "WITH s AS (SELECT setseed(0.5) AS x) SELECT random() FROM s"),
     # --- file reads in every spelling
     ("read_text", "SELECT * FROM read_text('{secret}')"),
     ("read_text_upper", "SELECT * FROM READ_TEXT('{secret}')"),
@@ -349,3 +353,14 @@ def test_writes_that_slip_through_are_rolled_back(attack_db):
     assert attack_db.row_count("stores") == before
     with pytest.raises(QueryFailed):
         attack_db.execute("SELECT * FROM pwned")
+
+
+def test_setseed_is_refused_and_random_stays_unseeded(attack_db):
+    """``setseed`` ran and seeded the shared connection: a later ``random()`` — any caller's —
+    repeated the same value. Refused on the AST now, like the other functions with effects."""
+    tool = all_tables_tool(attack_db)
+    refused = tool.run("SELECT setseed(0.42) AS s")
+    assert isinstance(refused, SqlRejected)
+    assert "関数 setseed は使えません" in refused.error
+    draws = {tool("SELECT random() AS r")["results"][0]["r"] for _ in range(3)}
+    assert len(draws) == 3

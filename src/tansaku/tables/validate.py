@@ -11,7 +11,8 @@ EXCEPT) and, anywhere in its tree:
   CTE's name outside its recursive term cannot whitelist a hidden table or a catalog name); no
   table functions (``read_csv``, ``read_text``, ``glob``, ``query`` …) and no string
   or path tables (``FROM '/etc/passwd'``);
-- no function on the deny list of file, system, sleep and SQL-executing functions;
+- no function on the deny list of file, system, sleep and SQL-executing functions, nor of
+  functions that change the connection's state for later queries (``setseed``);
 - no non-ASCII character outside string literals and quoted identifiers (full-width look-alikes
   such as ``ＳＥＬＥＣＴ`` or ``ｒｅａｄ＿ｔｅｘｔ`` are rejected, not normalised: the SQL an agent
   wrote is either run as written or refused), and no control characters at all.
@@ -48,6 +49,7 @@ DENIED_FUNCTIONS = frozenset({
     "http_get", "http_post", "create_external_resource", "register_external_resource",
     "register_external_resource_type", "deregister_external_resource",
     "destroy_external_resource", "python_map_function", "current_query",
+    "setseed",  # seeds the connection's random(): later queries (another caller's) would repeat
 })
 DENIED_PREFIXES = (
     "read_", "write_", "pragma_", "duckdb_", "parquet_", "sqlite_", "postgres_", "mysql_",
