@@ -112,6 +112,9 @@ def live_server(app: Any) -> Iterator[Live]:
 
 
 def make_app(client: tansaku.Tansaku, keys: dict[str, str] | None, **settings: Any) -> Any:
+    """The API of ``client``; team ``alpha``'s keys are admin keys (they read ``/metrics``)
+    unless ``admin_teams`` says otherwise."""
+    settings.setdefault("admin_teams", ("alpha",))
     return create_app(
         client,
         settings=ServerSettings(**settings),

@@ -23,6 +23,13 @@ def serve(
             "繰り返し指定可)",
         ),
     ] = None,
+    admin_team: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--admin-team",
+            help="このチームのキーを管理用とする(/metrics と全体の件数を見られる。繰り返し指定可)",
+        ),
+    ] = None,
     home: HomeOpt = None,
 ) -> None:
     """API サーバー(と Web 画面)を起動する。Ctrl+C で停止。"""
@@ -35,7 +42,12 @@ def serve(
             "サーバーには追加パッケージが必要です。`pip install 'tansaku[server]'` で"
             "インストールしてください"
         ) from None
-    settings = ServerSettings(host=host, port=port, allowed_hosts=tuple(allow_host or ()))
+    settings = ServerSettings(
+        host=host,
+        port=port,
+        allowed_hosts=tuple(allow_host or ()),
+        admin_teams=tuple(admin_team or ()),
+    )
     from tansaku.workspace import Workspace
 
     folder = Workspace.from_env(home).home

@@ -45,6 +45,9 @@ class ServerSettings:
     """Host names a keyless server accepts besides loopback (``127.0.0.1``, ``localhost``,
     ``[::1]``), any port: ``tansaku serve --allow-host NAME``. Other ``Host`` headers are 421
     while the server is keyless (DNS rebinding); a server that requires keys accepts any."""
+    admin_teams: tuple[str, ...] = ()
+    """Teams whose keys are admin keys (``tansaku serve --admin-team``): they read
+    ``/metrics`` (counters over every team) and ``/healthz``'s workspace-wide counts."""
     ingest_workers: int = 2
     """Threads running ingest jobs; jobs of one collection always run one after another."""
 
