@@ -114,6 +114,16 @@ def collection_missing(name: str) -> ApiError:
     )
 
 
+def name_unavailable(name: str) -> ApiError:
+    """The 409 of a collection name the caller's team cannot take because of something it may
+    not see (another team's collection): it says the name cannot be used, never why."""
+    return ApiError(
+        409,
+        "name_unavailable",
+        f"コレクション名「{name}」は使えません。別の名前にしてください",
+    )
+
+
 _HTTP_MESSAGES = {
     400: ("bad_request", "リクエストが正しくありません"),
     401: ("unauthorized", "認証が必要です"),

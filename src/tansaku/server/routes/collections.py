@@ -16,7 +16,7 @@ from tansaku.config import CollectionConfig, config_from_dict
 from tansaku.errors import ConfigError
 from tansaku.records import Record
 from tansaku.search.types import SearchRequest
-from tansaku.server.errors import ApiError, collection_missing
+from tansaku.server.errors import ApiError, collection_missing, name_unavailable
 from tansaku.server.owners import find_visible, visible
 from tansaku.server.respond import JsonResponse, json_response
 from tansaku.server.routes.search import run_search
@@ -69,6 +69,8 @@ def create_collection(body: CollectionBody, state: StateDep, team: TeamDep) -> R
     (config は TOML 設定のキーを JSON で。省略時は既定の検索軸)"""
     name = validate_name(body.name)
     if state.client.has_collection(name):
+        if find_visible(state.client, state.owners, team, name) is None:
+            raise name_unavailable(name)  # another team's: its existence is not said
         raise ApiError(
             409,
             "collection_exists",

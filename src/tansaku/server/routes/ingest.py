@@ -32,7 +32,7 @@ from tansaku.ingest.mapping import (
 )
 from tansaku.ingest.preview import FileProblem, Table, preview, read_table, table_format
 from tansaku.server import uploads
-from tansaku.server.errors import ApiError, not_found
+from tansaku.server.errors import ApiError, name_unavailable, not_found
 from tansaku.server.owners import find_visible
 from tansaku.server.respond import JsonResponse, json_response
 from tansaku.server.state import AppState, StateDep, TeamDep
@@ -135,11 +135,7 @@ def _ingested(state: AppState, folder: Path, result: dict[str, Any]) -> dict[str
 def _check_target(state: AppState, team: str, name: str) -> bool:
     exists = state.client.has_collection(name)
     if exists and find_visible(state.client, state.owners, team, name) is None:
-        raise ApiError(
-            409,
-            "collection_exists",
-            f"コレクション名「{name}」は使用中です。別の名前にしてください",
-        )
+        raise name_unavailable(name)
     return exists
 
 

@@ -18,7 +18,7 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 from pydantic import Field
 
-from tansaku.server.errors import ApiError, collection_missing
+from tansaku.server.errors import ApiError, collection_missing, name_unavailable
 from tansaku.server.owners import find_visible
 from tansaku.server.respond import JsonResponse, json_response
 from tansaku.server.schemas import Body, Name
@@ -75,11 +75,7 @@ def generate(body: QABody, state: StateDep, team: TeamDep) -> Response:
         raise collection_missing(source)
     exists = state.client.has_collection(target)
     if exists and find_visible(state.client, state.owners, team, target) is None:
-        raise ApiError(
-            409,
-            "collection_exists",
-            f"コレクション名「{target}」は使用中です。別の名前にしてください",
-        )
+        raise name_unavailable(target)
     from tansaku.agent import configured_model
 
     model = configured_model(state.client)  # ConfigError → 400, a missing SDK → 501
