@@ -13,6 +13,7 @@ over.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections import Counter
 from collections.abc import Mapping
 
@@ -90,6 +91,37 @@ def _cap_chunks(source: SourceFile, result: LoadResult, cap: int) -> LoadResult:
     return LoadResult(kept, tuple(errors))
 
 
+def _metadata_cost(metadata: Mapping[str, object]) -> int:
+    return len(json.dumps(metadata, ensure_ascii=False, default=str).encode("utf-8"))
+
+
+def _cap_metadata(source: SourceFile, result: LoadResult, limits: IngestLimits) -> LoadResult:
+    """Drop every document whose metadata has too many keys or bytes, and say so."""
+    over: dict[str, str] = {}
+    for r in result.records:
+        if r.doc_id in over:
+            continue
+        keys, size = len(r.metadata), _metadata_cost(r.metadata)
+        if keys > limits.max_metadata_keys:
+            over[r.doc_id] = f"メタデータの項目数({keys:,})が上限({limits.max_metadata_keys:,})"
+        elif size > limits.max_metadata_bytes:
+            over[r.doc_id] = (
+                f"メタデータの大きさ({size:,} バイト)が上限({limits.max_metadata_bytes:,} バイト)"
+            )
+    if not over:
+        return result
+    errors = list(result.errors)
+    for doc, what in over.items():
+        errors.append(
+            LoadError(
+                str(source.path),
+                f"ファイル「{source.path.name}」の文書「{doc}」は{what}を超えるため読み込みません",
+            )
+        )
+    kept = tuple(r for r in result.records if r.doc_id not in over)
+    return LoadResult(kept, tuple(errors))
+
+
 def load_file(
     source: SourceFile,
     config: CollectionConfig,
@@ -141,6 +173,7 @@ def load_file(
         )
     if not result.records and not result.errors:
         return _failure(source, "検索できるテキストがありません")
+    result = _cap_metadata(source, result, limits)
     return _cap_chunks(source, result, limits.max_chunks_per_document)
 
 

@@ -305,6 +305,11 @@ def load_csv(
     if not rows:
         raise LoadFailure("ファイルが空です")
     header = [h.strip() for h in rows[0][1]]
+    if len(header) > settings.limits.max_columns:
+        raise LoadFailure(
+            f"ファイル「{source.path.name}」の列数({len(header):,})が上限"
+            f"({settings.limits.max_columns:,} 列)を超えるため読み込みません"
+        )
     if len(rows) == 1:
         raise LoadFailure("見出し行だけでデータ行がありません")
     _check_columns(header, cfg)

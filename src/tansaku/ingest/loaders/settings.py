@@ -82,6 +82,17 @@ class IngestLimits:
     max_chunks_per_document: int = DEFAULT_MAX_CHUNKS_PER_DOCUMENT
     """A document (a Markdown/text/PDF/Word file; a CSV row; a JSON object) that makes more
     records than this is reported and skipped whole."""
+    max_columns: int = 200
+    """A CSV/TSV file with more columns than this is reported and not read."""
+    max_metadata_keys: int = 256
+    """A document whose metadata has more keys than this is reported and skipped."""
+    max_metadata_bytes: int = 32 * 1024
+    """… or whose metadata takes more bytes than this (as UTF-8 JSON)."""
+    max_inflated_bytes: int = 200 * MB
+    """An archive-based document (``.docx``: a zip) whose members would inflate to more bytes
+    than this in all is reported and not opened (a zip bomb)."""
+    max_inflate_ratio: int = 200
+    """… or with a member over 1 MB that inflates more than this many times its stored size."""
 
     def __post_init__(self) -> None:
         if self.max_file_bytes <= 0:

@@ -15,6 +15,7 @@ from typing import Any
 
 from tansaku.config import CollectionConfig
 from tansaku.errors import LoadError, MissingExtra
+from tansaku.ingest.loaders.archive import check_archive
 from tansaku.ingest.loaders.base import (
     LoadFailure,
     LoadResult,
@@ -98,6 +99,7 @@ def load_docx(
     docx = _import_docx()
     if not data:
         raise LoadFailure("ファイルが空です")
+    check_archive(data, source.path.name, settings.limits)  # before anything inflates it
     try:
         document = docx.Document(io.BytesIO(data))
         doc = _parse(document, source, settings)
