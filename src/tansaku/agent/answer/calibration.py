@@ -19,13 +19,29 @@ from importlib import resources
 
 from tansaku.agent.answer.candidates import Candidate, Features
 
-FEATURES = ("dense", "coverage", "plain", "oov", "inv_rank", "relative", "top_axes", "gap")
+FEATURES = (
+    "spread",
+    "coverage",
+    "plain",
+    "oov",
+    "inv_rank",
+    "relative",
+    "top_axes",
+    "gap",
+    "missing_top",
+    "bigram",
+    "n_terms",
+)
+DENSE_ONLY = 1
+"""The first feature reads the cosine: the lexical variant leaves it out. The cosine itself is
+no feature: its level depends on the corpus (short card texts sit near 0.85 for any question),
+only its lead over the collection's other candidates carries from one corpus to another."""
 
 
 def vector(f: Features, *, dense: bool) -> list[float]:
     """The model's inputs, in :data:`FEATURES` order (without ``dense`` for the lexical one)."""
     row = [
-        f.dense or 0.0,
+        f.spread,
         f.coverage,
         f.plain,
         f.oov,
@@ -33,8 +49,11 @@ def vector(f: Features, *, dense: bool) -> list[float]:
         f.relative,
         f.top_axes,
         f.gap,
+        f.missing_top,
+        f.bigram,
+        f.n_terms,
     ]
-    return row if dense else row[1:]
+    return row if dense else row[DENSE_ONLY:]
 
 
 @dataclass(frozen=True)
@@ -58,18 +77,31 @@ class Model:
 
 
 @dataclass(frozen=True)
+class Variant:
+    rank: Model
+    """P(this candidate answers the question): ranks candidates of every collection."""
+    answerable: Model
+    """P(the question is answerable here), from the best candidate's features, its rank
+    probability and its margin over the second: compared with ``answerable.threshold``."""
+
+
+@dataclass(frozen=True)
 class Calibration:
     embedders: tuple[str, ...]
     """Embedder names the ``dense`` variant was fitted for."""
-    dense: Model
-    lexical: Model
+    dense: Variant
+    lexical: Variant
     fitted_on: str = ""
 
-    def model_for(self, embedder: str) -> tuple[Model, bool]:
+    def model_for(self, embedder: str) -> tuple[Variant, bool]:
         """The variant for an embedder name, and whether it reads the dense cosine."""
         if any(embedder == e or embedder.startswith(e) for e in self.embedders):
             return self.dense, True
         return self.lexical, False
+
+
+def _variant(data: dict[str, dict[str, object]]) -> Variant:
+    return Variant(rank=_model(data["rank"]), answerable=_model(data["answerable"]))
 
 
 def _model(data: dict[str, object]) -> Model:
@@ -90,8 +122,8 @@ def load() -> Calibration:
     data = json.loads(text)
     return Calibration(
         embedders=tuple(data["embedders"]),
-        dense=_model(data["dense"]),
-        lexical=_model(data["lexical"]),
+        dense=_variant(data["dense"]),
+        lexical=_variant(data["lexical"]),
         fitted_on=str(data.get("fitted_on", "")),
     )
 
@@ -102,14 +134,25 @@ def calibrate(
     calibration: Calibration | None = None,
 ) -> tuple[list[Candidate], float]:
     """The candidates with their probability, best first (ties keep the collections' order),
-    and the answerability threshold: the strictest of the variants used. ``embedders``:
-    collection → the embedder its vectors were made with."""
+    and the probability that the question is answerable from the best of them.
+    ``embedders``: collection → the embedder its vectors were made with."""
     chosen = calibration or load()
     scored = []
-    threshold = 0.0
     for c in candidates:
-        model, dense = chosen.model_for(embedders.get(c.collection, ""))
-        threshold = max(threshold, model.threshold)
-        scored.append(replace(c, probability=model.probability(vector(c.features, dense=dense))))
+        variant, dense = chosen.model_for(embedders.get(c.collection, ""))
+        p = variant.rank.probability(vector(c.features, dense=dense))
+        scored.append(replace(c, probability=p))
     scored.sort(key=lambda c: -c.probability)
-    return scored, threshold or chosen.lexical.threshold
+    if not scored:
+        return scored, 0.0
+    top = scored[0]
+    variant, dense = chosen.model_for(embedders.get(top.collection, ""))
+    margin = top.probability - (scored[1].probability if len(scored) > 1 else 0.0)
+    x = [*vector(top.features, dense=dense), top.probability, margin]
+    return scored, variant.answerable.probability(x)
+
+
+def threshold_for(embedder: str, calibration: Calibration | None = None) -> float:
+    """The answerability cut of the variant an embedder gets."""
+    variant, _ = (calibration or load()).model_for(embedder)
+    return variant.answerable.threshold

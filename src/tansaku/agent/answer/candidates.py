@@ -145,6 +145,14 @@ class Features:
     relative: float
     top_axes: float
     gap: float
+    missing_top: float = 0.0
+    """The weight of the rarest question term the hit lacks, over the rarest term's."""
+    bigram: float = 0.0
+    """The share of the question terms' character bigrams the hit contains."""
+    spread: float = 0.0
+    """How far the hit's cosine stands above the collection's lowest candidate's."""
+    n_terms: float = 0.0
+    """The question's content terms (capped at 10), over 10."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -203,15 +211,37 @@ def _text_of(hit: Hit) -> str:
     return normalize(f"{extra} {hit.record.text}").lower()
 
 
-def _coverage(terms: Sequence[str], weights: TermWeights, hit: Hit) -> tuple[float, float]:
+@dataclass(frozen=True)
+class Coverage:
+    weighted: float
+    plain: float
+    missing_top: float
+    bigram: float
+
+
+def _coverage(
+    terms: Sequence[str],
+    weights: TermWeights,
+    hit: Hit,
+    synonyms: Mapping[str, Sequence[str]] | None = None,
+) -> Coverage:
+    """How much of the question ``hit`` holds; a term counts as present when one of its
+    synonyms (the collection's groups, as the search used them) is."""
     if not terms:
-        return 0.0, 0.0
+        return Coverage(0.0, 0.0, 0.0, 0.0)
     text = _text_of(hit)
     own = set(get_analyzer().terms(text))
-    present = [t in own or t in text for t in terms]
-    total = sum(weights.weight[t] for t in terms) or 1.0
-    weighted = sum(weights.weight[t] for t, p in zip(terms, present, strict=True) if p) / total
-    return weighted, sum(present) / len(terms)
+    alts = synonyms or {}
+    present = [
+        any(x in own or normalize(x).lower() in text for x in (t, *alts.get(t, ()))) for t in terms
+    ]
+    w = [weights.weight[t] for t in terms]
+    total = sum(w) or 1.0
+    weighted = sum(x for x, p in zip(w, present, strict=True) if p) / total
+    missing = max((x for x, p in zip(w, present, strict=True) if not p), default=0.0)
+    grams = {g for t in terms for g in bigrams(t)}
+    found = sum(1 for g in grams if g in text) / len(grams) if grams else 0.0
+    return Coverage(weighted, sum(present) / len(terms), missing / (max(w) or 1.0), found)
 
 
 def _dense_axes(scope: ToolScope, collection: str) -> tuple[str, ...]:
@@ -229,6 +259,7 @@ def collection_candidates(
     hits: Sequence[Hit],
     weights: TermWeights | None = None,
     expanded: Sequence[str] = (),
+    synonyms: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Candidate]:
     """The features of ``hits``, one collection's search results for ``question``.
     ``expanded``: the queries a vague question was expanded to (the original first); a hit's
@@ -249,22 +280,31 @@ def collection_candidates(
     role = role_of(config) if config is not None else KNOWLEDGE
     top = hits[0].score or 1.0
     second = hits[1].score if len(hits) > 1 else 0.0
+    cosines = [max(d) for h in hits if (d := [h.axes[a].score for a in dense_axes if a in h.axes])]
+    floor = min(cosines, default=0.0)
+    n_terms = min(len(question.terms), 10) / 10
     out = []
     for rank, hit in enumerate(hits, 1):
         dense = [hit.axes[a].score for a in dense_axes if a in hit.axes]
-        coverage, plain = _coverage(question.terms, weights, hit)
+        cosine = max(dense) if dense else (floor if cosines else None)
+        cov = _coverage(question.terms, weights, hit, synonyms)
         for q in hit.matched_queries:
             if q in variants:
-                coverage, plain = max((coverage, plain), _coverage(variants[q].terms, weights, hit))
+                other = _coverage(variants[q].terms, weights, hit, synonyms)
+                cov = other if other.weighted > cov.weighted else cov
         features = Features(
-            dense=max(dense) if dense else (None if not dense_axes else 0.0),
-            coverage=coverage,
-            plain=plain,
+            dense=cosine,
+            coverage=cov.weighted,
+            plain=cov.plain,
             oov=oov if question.terms else 0.0,
             rank=rank,
             relative=hit.score / top if top > 0 else 0.0,
             top_axes=sum(1 for s in hit.axes.values() if s.rank == 1) / n_axes,
             gap=(top - second) / top if rank == 1 and top > 0 else 0.0,
+            missing_top=cov.missing_top,
+            bigram=cov.bigram,
+            spread=(cosine - floor) if cosine is not None else 0.0,
+            n_terms=n_terms,
         )
         out.append(Candidate(collection=collection, role=role, hit=hit, features=features))
     return out
@@ -317,7 +357,10 @@ def search_scope(
         w = TermWeights(scope, name, list(dict.fromkeys(terms)))
         weights[name] = w.weight
         embedders[name] = scope.client.collection(name).state.embedder
-        found.extend(collection_candidates(scope, name, question, result.hits, w, expanded))
+        synonyms = {sp.term: sp.others for sp in result.plan.stage.synonyms}
+        found.extend(
+            collection_candidates(scope, name, question, result.hits, w, expanded, synonyms)
+        )
     if dated:  # 「12月10日のクレーム」: only collections that could keep to that day answer it
         found = [c for c in found if c.collection not in undated]
     searched = [n for n in targets if n not in problems]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tansaku.agent.answer.calibration import calibrate
+from tansaku.agent.answer.calibration import calibrate, threshold_for
 from tansaku.agent.answer.candidates import Candidate, Question, Retrieved, search_scope
 from tansaku.agent.answer.sentences import Quote, faq_answer, pick
 from tansaku.agent.events import Citation, Event
@@ -18,6 +18,10 @@ from tansaku.tools.spec import ToolScope
 
 MAX_SOURCES = 3
 MAX_CARDS = 5
+SOURCE_SHARE = 0.5
+"""A candidate is quoted beside the best one when its probability is at least this share."""
+CARD_SHARE = 0.25
+MIN_BIGRAMS = 0.5
 SEARCH_TOOL = "search_collections"
 
 
@@ -120,6 +124,13 @@ def _cards_text(scope: ToolScope, cards: Sequence[Candidate]) -> str:
     return f"効果が合うカードは次の{len(lines)}枚です。\n" + "\n".join(lines)
 
 
+def _no_words_in_common(c: Candidate) -> bool:
+    """An extractive answer quotes the record: one that holds none of the question's content
+    terms (nor a synonym of one) and few of their character bigrams supports nothing."""
+    f = c.features
+    return f.n_terms > 0 and f.plain == 0 and f.bigram < MIN_BIGRAMS
+
+
 def answer_scope(question: str, scope: ToolScope, names: Sequence[str] | None = None) -> Outcome:
     """The generic answer to ``question`` over the scope's collections (or ``names``)."""
     q = Question.of(question, scope.now)
@@ -137,31 +148,40 @@ def answer_scope(question: str, scope: ToolScope, names: Sequence[str] | None = 
         ),
     ]
     found: Retrieved = search_scope(scope, q, targets)
-    ranked, threshold = calibrate(found.candidates, found.embedders)
+    ranked, answerable = calibrate(found.candidates, found.embedders)
+    threshold = threshold_for(found.embedders.get(ranked[0].collection, "")) if ranked else 1.0
     events.append(Event(type="tool_result", tool=SEARCH_TOOL, text=_result_summary(ranked)))
     searched = tuple(found.searched)
     for name, problem in found.problems.items():
         events.append(Event(type="thought", text=f"{name} は検索できません: {problem}"))
-    if not ranked or ranked[0].probability < threshold:
+    unsupported = bool(ranked) and _no_words_in_common(ranked[0])
+    if not ranked or answerable < threshold or unsupported:
         best = ranked[0] if ranked else None
-        reason = (
-            f"質問に答える記録が見つかりません(最も近い「{best.title}」でも確からしさ "
-            f"{_percent(best.probability)})"
-            if best
-            else "検索できる記録がありません"
-        )
+        if best is None:
+            reason = "検索できる記録がありません"
+        elif unsupported:
+            reason = f"質問の語を含む記録がありません(最も近いのは「{best.title}」)"
+        else:
+            reason = (
+                f"質問に答える記録が見つかりません(最も近い「{best.title}」でも答えられる見込み "
+                f"{_percent(answerable)})"
+            )
         events.append(Event(type="thought", text=reason))
         return Outcome(None, (), tuple(events), reason, searched)
     top = ranked[0]
     if top.role == CARDS:
-        cards = [c for c in ranked if c.collection == top.collection and c.probability >= threshold]
+        floor = CARD_SHARE * top.probability
+        cards = sorted(  # a list of cards keeps the card search's own order
+            (c for c in ranked if c.collection == top.collection and c.probability >= floor),
+            key=lambda c: c.features.rank,
+        )
         events.append(
             Event(type="thought", text="カードの効果を聞いているので、合うカードを一覧にします")
         )
         text = _cards_text(scope, cards[:MAX_CARDS])
         cites = tuple(citation_of(c) for c in cards[:MAX_CARDS])
         return Outcome(text, cites, tuple(events), "", searched)
-    floor = max(threshold, 0.5 * top.probability)
+    floor = SOURCE_SHARE * top.probability
     pool = [c for c in ranked if c.probability >= floor][:MAX_SOURCES]
     siblings = _siblings(scope, pool)
     answers = {c.hit.record.id: a for c in pool if (a := faq_answer(c, siblings))}
