@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 from tansaku.agent import table_routes
 from tansaku.agent.answer import answer_scope
 from tansaku.agent.answer.engine import SEARCH_TOOL
+from tansaku.agent.conversations import stores_in
 from tansaku.agent.events import Answer, Citation, Event
 from tansaku.agent.result_text import summarize
 from tansaku.agent.stats_answer import statistics_answer
@@ -56,6 +58,9 @@ def answer_offline(
     """Answer ``question`` with ``tools`` and no language model."""
     events: list[Event] = []
     text_in = normalize(question)  # 全角/半角 and width variants decide nothing differently
+    named = stores_in(text_in)
+    if tools.scope.store is None and len(named) == 1:  # 「新宿店の先月の売上」: that store's
+        tools = Toolset(tools.specs, replace(tools.scope, store=named[0]))
     label = classify(text_in)
     searched = ", ".join(dict.fromkeys(tools.scope.collections.values()))
     tried: list[str] = []
@@ -86,12 +91,11 @@ def answer_offline(
             Event(type="thought", text="件数や傾向を聞いているので、日報の表を集計します")
         )
         tried.append("statistics")
-        text, cites = statistics_answer(
+        text, cites, reason = statistics_answer(
             text_in, tools.scope, lambda ev, name, args: _call(tools, ev, name, args), events
         )
         if text is not None:
             return _done(question, text, cites, events)
-        reason = "集計できる日報がありません(未来の期間・表が未登録を含む)"
         searched = "daily_reports"
     else:
         outcome = answer_scope(question, tools.scope)
@@ -101,6 +105,13 @@ def answer_offline(
             return _done(question, outcome.text, list(outcome.citations), events)
         reason = outcome.reason
         searched = ", ".join(outcome.searched) or searched
+        for table in table_routes.keyword_plans(text_in, available):
+            tried.append(table.tool)
+            text, cites, _ = table_answer(
+                question, table, lambda ev, name, args: _call(tools, ev, name, args), events
+            )
+            if text is not None:
+                return _done(question, text, cites, events)
     if unanswered is not None:
         unanswered.add(
             team=tools.scope.team,

@@ -78,8 +78,8 @@ def _claims(data: dict[str, Any]) -> tuple[str, list[Citation]]:
 
 def statistics_answer(
     question: str, scope: ToolScope, call: Call, events: list[Event]
-) -> tuple[str | None, list[Citation]]:
-    """The answer to a statistics question (None when the period holds no reports)."""
+) -> tuple[str | None, list[Citation], str]:
+    """The answer to a statistics question, or (None, [], why not)."""
     name, what, metric = next(
         (n, w, m) for pattern, n, w, m in _STAT_TOOLS if pattern.search(question)
     )
@@ -88,16 +88,16 @@ def statistics_answer(
     start, end = (found.start, found.end) if found else (today - timedelta(days=30), today)
     data = call(events, name, {"date_from": start.isoformat(), "date_to": end.isoformat()})
     if "error" in data:
-        return None, []
+        return None, [], str(data["error"])
     summary = data.get("summary") or {}
     period = data.get("period") or {}
     counted = summary.get("total_reports", summary.get("report_count", 0))
     if not counted:
-        return None, []
+        return None, [], f"{start.isoformat()}〜{end.isoformat()}に集計できる日報がありません"
     span = f"{period.get('start_date')}〜{period.get('end_date')}({data.get('store', '全店舗')})"
     if name == "get_claim_breakdown":
         figures, cites = _claims(data)
-        return f"{span}の{what}: {figures}\n(表 daily_reports の集計)", cites
+        return f"{span}の{what}: {figures}\n(表 daily_reports の集計)", cites, ""
     if name == "get_sales_trend":
         figures = (
             f"売上合計 {summary['total_sales']:,}円、日報1件あたり平均 {summary['avg_sales']:,}円"
@@ -123,7 +123,7 @@ def statistics_answer(
     )
     if compared is not None:
         figures += _comparison_text(compared, unit)
-    return f"{span}の{what}: {figures}。(表 daily_reports の集計)", []
+    return f"{span}の{what}: {figures}。(表 daily_reports の集計)", [], ""
 
 
 def _comparison_text(data: dict[str, Any], unit: str) -> str:

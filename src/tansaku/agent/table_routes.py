@@ -225,6 +225,24 @@ def plan(question: str, tools: set[str], now: datetime | None = None) -> TableQu
     return None
 
 
+def keyword_plans(question: str, tools: set[str]) -> list[TableQuery]:
+    """For a question no template took: each registered table searched for the question's
+    content words (「クリスマスマーケットっていつから?」 finds the event by its name) — the
+    words still checked against the data by ``table_answer`` before any narrows the rows."""
+    words = tuple(_keywords(question, ()))
+    out = []
+    if words and "search_events" in tools:
+        select = (
+            "SELECT event_id, event_name, start_date, end_date, venue, price, description "
+            "FROM events"
+        )
+        out.append(TableQuery("search_events", select, (), (), "start_date, event_id", words))
+    if words and "search_stores" in tools:
+        select = "SELECT store_id, store_name, category, description, address FROM stores"
+        out.append(TableQuery("search_stores", select, (), (), "store_id", words))
+    return out
+
+
 def _store_code(question: str) -> str | None:
     m = _CODE.search(question)
     return m.group(0).upper() if m and m.group(1).lower() == "str" else None

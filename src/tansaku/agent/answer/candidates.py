@@ -20,11 +20,13 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from tansaku.config import AxisMode
 from tansaku.errors import TansakuError
 from tansaku.search.types import Hit
-from tansaku.store.sparse import term_id
+from tansaku.store.sparse import query_vector, term_id
+from tansaku.store.units import idf
 from tansaku.text import get_analyzer
 from tansaku.text.dates import resolve_dates
 from tansaku.text.ngram import bigrams
@@ -32,6 +34,8 @@ from tansaku.text.normalize import normalize
 from tansaku.tools.roles import KNOWLEDGE, role_of
 from tansaku.tools.spec import ToolScope
 
+DF_CAP = 1000
+"""Records counted per term for a collection without sentence units (rarer terms are exact)."""
 PER_COLLECTION = 5
 """Hits taken from each collection of the scope."""
 # words of the question's frame, not of what is asked about
@@ -174,35 +178,47 @@ def _term_bigram_ids(term: str) -> tuple[int, ...]:
 
 
 class TermWeights:
-    """Rarity of each question term in one collection (the team's sentence units)."""
+    """Rarity of each question term in one collection: the IDF of its character bigrams over
+    the team's sentence units, or — in a collection without units — the IDF of the term over
+    its records (its documents found by a keyword search, counted up to ``DF_CAP``)."""
 
     def __init__(self, scope: ToolScope, collection: str, terms: Sequence[str]) -> None:
         self.known: dict[str, bool] = {}
         self.weight: dict[str, float] = {}
-        ids = {t: _term_bigram_ids(t) for t in terms}
-        found: dict[int, float] = {}
         try:
             col = scope.client.collection(collection)
             if col.has_units(scope.team):
-                found = col.units.idf_weights(scope.team, [i for v in ids.values() for i in v])
-                self._top = max(found.values(), default=1.0)
+                self._from_units(col, scope.team, terms)
             else:
-                self._top = 0.0
+                self._from_records(col, scope.team, terms)
         except (TansakuError, AttributeError, OSError):
-            self._top = 0.0
-        multi = []
-        for t, tids in ids.items():
-            if not self._top or not tids:  # no statistics, or a one-character term
-                continue
-            seen = [found[i] for i in tids if i in found]
-            self.known[t] = len(seen) == len(tids)
-            unseen = self._top + 1.0
-            self.weight[t] = statistics.fmean([found.get(i, unseen) for i in tids])
-            multi.append(self.weight[t])
+            pass
+        multi = [self.weight[t] for t in terms if t in self.weight]
         fallback = statistics.median(multi) if multi else 1.0
         for t in terms:
             self.weight.setdefault(t, fallback)
             self.known.setdefault(t, True)
+
+    def _from_units(self, col: Any, team: str, terms: Sequence[str]) -> None:
+        ids = {t: _term_bigram_ids(t) for t in terms}
+        found = col.units.idf_weights(team, [i for v in ids.values() for i in v])
+        top = max(found.values(), default=1.0)
+        for t, tids in ids.items():
+            if not tids:  # a one-character term: the median
+                continue
+            self.known[t] = all(i in found for i in tids)
+            self.weight[t] = statistics.fmean([found.get(i, top + 1.0) for i in tids])
+
+    def _from_records(self, col: Any, team: str, terms: Sequence[str]) -> None:
+        n = col.store.count(team)
+        if not n:
+            return
+        for t in terms:
+            df = len(
+                col.store.search_sparse(team, query_vector([t]), limit=DF_CAP, with_text=False)
+            )
+            self.known[t] = df > 0
+            self.weight[t] = idf(n, min(df, n))
 
 
 def _text_of(hit: Hit) -> str:

@@ -13,6 +13,8 @@ from tansaku.agent.answer.candidates import Candidate, Question, Retrieved, sear
 from tansaku.agent.answer.sentences import Quote, faq_answer, pick
 from tansaku.agent.events import Citation, Event
 from tansaku.errors import TansakuError
+from tansaku.records import Record
+from tansaku.store.base import Filter
 from tansaku.tools.roles import CARDS, ROLE_LABELS
 from tansaku.tools.spec import ToolScope
 
@@ -22,6 +24,8 @@ SOURCE_SHARE = 0.5
 """A candidate is quoted beside the best one when its probability is at least this share."""
 CARD_SHARE = 0.25
 MIN_BIGRAMS = 0.5
+MAX_DOC_RECORDS = 12
+"""A document of more records (a long manual's chunks) is quoted from its matched record."""
 SEARCH_TOOL = "search_collections"
 
 
@@ -94,6 +98,29 @@ def _siblings(scope: ToolScope, pool: Sequence[Candidate]) -> dict[str, str]:
         except TansakuError:
             continue
     return out
+
+
+def _documents(scope: ToolScope, pool: Sequence[Candidate]) -> dict[str, str]:
+    """Record id → the whole text of its document (every field record in order, the
+    ``combined`` copy left out when the fields are there): the sentence that answers is often
+    in another field than the one that matched (a lab note's result, not its materials)."""
+    out: dict[str, str] = {}
+    for c in pool:
+        try:
+            with scope.client.reading(c.collection) as col:
+                infos = col.store.scan(scope.team, Filter(doc_ids=(c.hit.doc_id,)), with_text=True)
+        except TansakuError:
+            continue
+        records = sorted((i.record for i in infos), key=lambda r: r.id)
+        fields = [r for r in records if not r.field.startswith("combined")] or records
+        if len(fields) > 1 and len(fields) <= MAX_DOC_RECORDS:
+            out[c.hit.record.id] = "\n\n".join(r.text for r in _ordered(fields, c.hit.record))
+    return out
+
+
+def _ordered(records: Sequence[Record], first: Record) -> list[Record]:
+    """The matched record first, then the others in id order."""
+    return [first, *(r for r in records if r.id != first.id)]
 
 
 def _quotes_text(quotes: Sequence[Quote]) -> str:
@@ -185,8 +212,9 @@ def answer_scope(question: str, scope: ToolScope, names: Sequence[str] | None = 
     pool = [c for c in ranked if c.probability >= floor][:MAX_SOURCES]
     siblings = _siblings(scope, pool)
     answers = {c.hit.record.id: a for c in pool if (a := faq_answer(c, siblings))}
+    whole = _documents(scope, [c for c in pool if c.hit.record.id not in answers])
     weights = found.weights.get(top.collection, {})
-    quotes = pick(pool, q.terms, weights, texts=answers)
+    quotes = pick(pool, q.terms, weights, texts={**whole, **answers})
     if not quotes:
         reason = f"「{top.title}」に引用できる文がありません"
         events.append(Event(type="thought", text=reason))

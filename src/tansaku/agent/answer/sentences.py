@@ -22,6 +22,8 @@ _END = re.compile(r"(?<=[。！？!?])(?![」』）)\]])|\n")
 _MARK = re.compile(r"^\s*(?:[-*+・•●○◆■□▪]|\(?\d{1,3}[.)．）]|[①-⑳])\s*")
 _META_LINE = re.compile(r"^[^\s:：。、]{1,12}[:：]\s*[^。]{0,40}$")
 _HEADING = re.compile(r"^\s*#{1,6}\s")
+_SECTION = re.compile(r"^[^\s。、,.:：!?！？()（）]{1,8}$")
+"""A bare short line (材料, 方法, 結果) heads a section when a document's fields are joined."""
 _MATERIALS = re.compile(r"材料|試薬|使用機器|使用器具|準備物|持ち物|用意するもの")
 _QA_LABELS = re.compile(r"^\s*(質問|問い|問|question|q|faq|よくある質問)\s*[:：.]", re.IGNORECASE)
 _ANSWER_LABELS = re.compile(r"^\s*(回答|答え|答|解答|answer|a)\s*[:：.]\s*", re.IGNORECASE)
@@ -48,7 +50,7 @@ def sentences_of(text: str, title: str = "") -> list[str]:
         stripped = line.strip()
         if not stripped:
             continue
-        if _HEADING.match(stripped):
+        if _HEADING.match(stripped) or _SECTION.match(stripped):
             in_materials = bool(_MATERIALS.search(stripped))
             continue
         if in_materials or stripped.startswith("|"):
