@@ -47,7 +47,8 @@ def _percent(p: float) -> str:
 def _where(c: Candidate) -> str:
     meta = c.hit.record.metadata
     title = c.title
-    parts = [str(meta[k]) for k in ("date", "store") if meta.get(k) and str(meta[k]) not in title]
+    keys = ("date", "store", "author")
+    parts = [str(meta[k]) for k in keys if meta.get(k) and str(meta[k]) not in title]
     return " ".join([*parts, title]).strip()
 
 
@@ -214,7 +215,7 @@ def answer_scope(question: str, scope: ToolScope, names: Sequence[str] | None = 
     answers = {c.hit.record.id: a for c in pool if (a := faq_answer(c, siblings))}
     whole = _documents(scope, [c for c in pool if c.hit.record.id not in answers])
     weights = found.weights.get(top.collection, {})
-    quotes = pick(pool, q.terms, weights, texts={**whole, **answers})
+    quotes = pick(pool, q.terms, weights, texts={**whole, **answers}, question=question)
     if not quotes:
         reason = f"「{top.title}」に引用できる文がありません"
         events.append(Event(type="thought", text=reason))

@@ -29,6 +29,28 @@ _QA_LABELS = re.compile(r"^\s*(質問|問い|問|question|q|faq|よくある質�
 _ANSWER_LABELS = re.compile(r"^\s*(回答|答え|答|解答|answer|a)\s*[:：.]\s*", re.IGNORECASE)
 
 
+_ASKS_AMOUNT = re.compile(
+    r"何(度|℃|層|分|秒|時間|回|%|％|個|枚|円|人|件|日|年|月|倍|キロ|グラム|ml|mL)|いくつ|いくら|"
+    r"どれくらい|どのくらい|どれほど|何ml|量は|温度は|濃度は|ph|時間は|期限|いつ|何時"
+)
+_NUMBER = re.compile(r"\d")
+_ASKS_BEST = re.compile(r"一番|いちばん|最も|もっとも|最高|最適|ベスト")
+_SAYS_BEST = re.compile(r"最も|もっとも|一番|最適|最高|最良|良好|適して|よかった|良かった")
+ANSWER_TYPE_BONUS = 0.35
+"""A sentence holding what the question asks for (a number for いくつ・何度・いつ, a best
+for 一番・最も) gains this much: the restatement of the topic holds the question's words too."""
+
+
+def _answer_type(question: str) -> list[re.Pattern[str]]:
+    norm = normalize(question).lower()
+    wanted = []
+    if _ASKS_AMOUNT.search(norm):
+        wanted.append(_NUMBER)
+    if _ASKS_BEST.search(norm):
+        wanted.append(_SAYS_BEST)
+    return wanted
+
+
 @dataclass(frozen=True)
 class Quote:
     text: str
@@ -128,10 +150,13 @@ def pick(
     weights: Mapping[str, float],
     *,
     texts: Mapping[str, str] | None = None,
+    question: str = "",
 ) -> list[Quote]:
     """The best 1–3 quotes from ``candidates`` (calibrated, best first). ``texts``: record id →
-    the text to quote instead of the record's (the answer part of an FAQ)."""
+    the text to quote instead of the record's (the answer part of an FAQ, the whole document);
+    ``question`` gives the kind of answer asked for."""
     analyzer = get_analyzer()
+    wanted = _answer_type(question)
     total = _weights(terms, weights)
     qgrams = set(bigrams("".join(terms))) if terms else set()
     scored: list[Quote] = []
@@ -144,7 +169,8 @@ def pick(
             found = [t for t in terms if t in own or t in norm]
             lexical = sum(weights.get(t, 1.0) for t in found) / total
             grams = len(qgrams & set(bigrams(s))) / len(qgrams) if qgrams else 0.0
-            score = lexical + 0.3 * grams + 0.6 * c.probability - 0.01 * position
+            typed = sum(ANSWER_TYPE_BONUS for p in wanted if p.search(s))
+            score = lexical + 0.3 * grams + 0.6 * c.probability + typed - 0.01 * position
             scored.append(Quote(text=_window(s, found or terms), candidate=c, score=score))
     scored.sort(key=lambda q: -q.score)
     if not scored:
