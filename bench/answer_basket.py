@@ -8,9 +8,11 @@ Each set's corpus is a collection ``eval-<set>`` of the bench workspace (``.tans
 built like ``eval-jsquad-ir`` (``tansaku eval`` with ``bench/configs/default.toml``, BEIR loader:
 ``title`` and ``text`` both searchable) when it is missing. Every question is answered by
 ``answer_offline`` over a toolset whose scope is that one collection. Negatives: N questions
-drawn (fixed seed, per set) from the other sets of the basket and asked against this set's
-collection (N = min(``--negatives``, questions asked); right = declined). They are assumed
-off-topic: the sets are of different sources, but a few may happen to be answerable.
+drawn (fixed seed, per set) from the sets of another domain (``bench/basket.py``: a Wikipedia
+question is no negative for another Wikipedia corpus) and from the queries-only off-topic pools
+(kind ``offtopic``, no corpus), asked against this set's collection (N = min(``--negatives``,
+questions asked); right = declined). They are assumed off-topic; a few may happen to be
+answerable. A queries-only pool is never a target itself.
 
 Per set: ``answered`` share; ``gold in answer`` (a gold answer string in the answer text, NFKC,
 whitespace removed; only where the set has answers, counted over those questions); ``gold
@@ -34,6 +36,7 @@ import statistics
 import sys
 import time
 import unicodedata
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -89,8 +92,14 @@ def scoped_tools(ts: tansaku.Tansaku, collection: str) -> Toolset:
 
 
 def negatives_for(s: QASet, sets: list[QASet], n: int, seed: int) -> list[tuple[str, dict]]:
-    """``n`` questions of the other sets, drawn with a seed fixed per set."""
-    pool = [(o.name, q) for o in sets if o.name != s.name for q in o.queries]
+    """``n`` questions drawn, with a seed fixed per set, from the sets of another domain and
+    from the queries-only off-topic pools (whatever their domain)."""
+    pool = [
+        (o.name, q)
+        for o in sets
+        if o.name != s.name and (not o.has_corpus or o.domain != s.domain)
+        for q in o.queries
+    ]
     rng = random.Random(f"{seed}:{s.name}")
     return rng.sample(pool, min(n, len(pool)))
 
@@ -104,6 +113,7 @@ def _row(s: QASet, q: dict, answer: Any, seconds: float, source: str | None) -> 
     return {
         "set": s.name,
         "kind": s.kind,
+        "domain": s.domain,
         "qid": q["_id"],
         "question": q["text"],
         "negative": negative,
@@ -147,6 +157,7 @@ def summarize(s: QASet, rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "set": s.name,
         "kind": s.kind,
+        "domain": s.domain,
         "licence": s.licence,
         "n": len(pos),
         "answered": _share(pos, "answered"),
@@ -157,6 +168,7 @@ def summarize(s: QASet, rows: list[dict[str, Any]]) -> dict[str, Any]:
         "median_chars": statistics.median(lengths) if lengths else None,
         "negatives": len(neg),
         "declined": round(sum(not r["answered"] for r in neg) / len(neg), 4) if neg else None,
+        "negative_sources": dict(sorted(Counter(r["source_set"] for r in neg).items())),
         "latency_ms": {
             "p50": round(statistics.median(times) * 1000, 1),
             "p95": round(times[int(0.95 * (len(times) - 1))] * 1000, 1),
@@ -176,9 +188,9 @@ def _chars(value: float | None) -> str:
 
 def markdown(report: dict[str, Any]) -> str:
     lines = [
-        "| set | kind | n | answered | gold in answer | gold cited | 1st cited gold "
+        "| set | kind | domain | n | answered | gold in answer | gold cited | 1st cited gold "
         "| median chars | off-topic n | declined | p50 ms | p95 ms |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in report["sets"]:
         gold = _cell(r["in_answer"])
@@ -187,6 +199,7 @@ def markdown(report: dict[str, Any]) -> str:
         cells = [
             r["set"],
             r["kind"],
+            r["domain"],
             r["n"],
             _cell(r["answered"]),
             gold,
@@ -200,8 +213,14 @@ def markdown(report: dict[str, Any]) -> str:
         ]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     load = report["load_average"]
+    sources = "; ".join(
+        f"{r['set']}: " + ", ".join(f"{k} {v}" for k, v in r["negative_sources"].items())
+        for r in report["sets"]
+        if r["negative_sources"]
+    )
     lines += [
         "",
+        f"Off-topic questions drawn from: {sources or 'none'}.",
         f"Load average (1 min) before {load['before']:.2f}, after {load['after']:.2f}; "
         f"{os.cpu_count()} cores; negatives seed {report['seed']}.",
     ]
@@ -223,6 +242,10 @@ def main(argv: list[str]) -> None:
     names = [n.strip() for n in args.sets.split(",") if n.strip()] if args.sets else None
     chosen = load_sets(names) if names else every
     pool = every + [s for s in chosen if s.name not in {e.name for e in every}]
+    skipped = [s.name for s in chosen if not s.has_corpus]
+    if skipped:  # an off-topic pool has no collection to ask: its questions are negatives only
+        print(f"queries-only, used as negatives only: {', '.join(skipped)}", file=sys.stderr)
+    chosen = [s for s in chosen if s.has_corpus]
     before = os.getloadavg()[0]
     rows: list[dict[str, Any]] = []
     summaries = []

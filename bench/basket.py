@@ -11,6 +11,12 @@ Each set is a BEIR folder: ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``qu
 written); the others are built from their public source by ``bench/datasets/<module>.py`` into
 ``bench/data/<name>/`` (or found in ``../shared/data/<name>/`` when published there). Queries
 keep the file's order; only queries with a positive judgement are kept (BEIR's rule).
+
+Every set has a ``domain`` (what its questions are about: ``wikipedia``, ``law``…): questions of
+one set are off-topic for the sets of another domain, not for those of the same one (a Wikipedia
+question may be answered by another Wikipedia corpus). A queries-only set (``corpus=False``,
+kind ``offtopic``) is a pool of questions no set of the basket answers: only ``queries.jsonl``,
+no corpus, no judgements; it is loaded with ``has_corpus`` false and all its queries.
 """
 
 from __future__ import annotations
@@ -35,6 +41,10 @@ class SetInfo:
     licence: str
     build: str
     """How to build it when its folder is missing."""
+    domain: str
+    """What its questions are about; sets of one domain are not each other's negatives."""
+    corpus: bool = True
+    """False for a queries-only pool (off-topic questions: no corpus, no judgements)."""
 
 
 SETS: tuple[SetInfo, ...] = (
@@ -43,18 +53,29 @@ SETS: tuple[SetInfo, ...] = (
         kind="wikipedia-qa",
         licence="CC BY-SA 4.0 (JGLUE JSQuAD v1.3)",
         build="../shared/data/jsquad-ir is part of the shared data (read-only)",
+        domain="wikipedia",
     ),
     SetInfo(
         name="niilc-qa",
         kind="encyclopedia-qa",
         licence="CC BY-SA 4.0 (NIILC-ECQA2015, mynlp/niilc-qa)",
         build="python bench/datasets/niilc_qa.py <checkout of mynlp/niilc-qa>",
+        domain="wikipedia",
     ),
     SetInfo(
         name="lawqa-jp",
         kind="legal-qa",
         licence="PDL 1.0 (digital-go-jp/lawqa_jp)",
         build="python bench/datasets/lawqa_jp.py <checkout of digital-go-jp/lawqa_jp>",
+        domain="law",
+    ),
+    SetInfo(
+        name="jcqa-offtopic",
+        kind="offtopic",
+        licence="CC BY-SA 4.0 (JGLUE JCommonsenseQA v1.3, yahoojapan/JGLUE)",
+        build="python bench/datasets/jcqa_offtopic.py <checkout of yahoojapan/JGLUE>",
+        domain="commonsense",
+        corpus=False,
     ),
 )
 
@@ -72,6 +93,9 @@ class QASet:
     answers: dict[str, list[str]] = field(repr=False)
     """Short gold answer strings per query; empty when the gold is only the record."""
     licence: str = ""
+    domain: str = ""
+    has_corpus: bool = True
+    """False for a queries-only pool: no corpus to ingest, no judgements, every query kept."""
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
@@ -92,15 +116,33 @@ def _qrels(path: Path) -> dict[str, dict[str, int]]:
 
 
 def folder(info: SetInfo) -> Path | None:
-    """The set's BEIR folder: the shared data first, then ``bench/data``."""
+    """The set's BEIR folder: the shared data first, then ``bench/data`` (a queries-only set
+    needs only ``queries.jsonl``)."""
     for base in (SHARED, LOCAL):
         path = base / info.name
-        if (path / "corpus.jsonl").is_file() and (path / "queries.jsonl").is_file():
+        if (path / "queries.jsonl").is_file() and (
+            not info.corpus or (path / "corpus.jsonl").is_file()
+        ):
             return path
     return None
 
 
 def load(info: SetInfo, path: Path) -> QASet:
+    if not info.corpus:
+        return QASet(
+            name=info.name,
+            kind=info.kind,
+            path=path,
+            queries=[
+                {"_id": str(q["_id"]), "text": str(q["text"])}
+                for q in _jsonl(path / "queries.jsonl")
+            ],
+            qrels={},
+            answers={},
+            licence=info.licence,
+            domain=info.domain,
+            has_corpus=False,
+        )
     qrels_dir = path / "qrels"
     qrels_file = next(
         (qrels_dir / n for n in ("test.tsv", "dev.tsv") if (qrels_dir / n).is_file()), None
@@ -127,12 +169,14 @@ def load(info: SetInfo, path: Path) -> QASet:
         qrels={q["_id"]: qrels[q["_id"]] for q in queries},
         answers={q: a for q, a in answers.items() if a},
         licence=info.licence,
+        domain=info.domain,
     )
 
 
 def load_sets(names: Sequence[str] | None = None) -> list[QASet]:
     """The named sets in basket order (all of them when ``names`` is None, skipping those
-    not built yet); an unknown or missing named set raises with how to get it."""
+    not built yet), queries-only pools included (``has_corpus`` false); an unknown or missing
+    named set raises with how to get it."""
     known = {s.name: s for s in SETS}
     if names is None:
         return [load(s, p) for s in SETS if (p := folder(s)) is not None]
