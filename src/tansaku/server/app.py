@@ -29,6 +29,7 @@ from tansaku.server.apidocs import render_docs
 from tansaku.server.auth import KeyStore, ServerNotSecured
 from tansaku.server.events import RecordingEventLog
 from tansaku.server.hostguard import KeylessGuard
+from tansaku.server.job_limits import job_limits
 from tansaku.server.jobs import JobRunner
 from tansaku.server.metrics import Metrics
 from tansaku.server.middleware import BodyLimit, RequestMetrics, SecurityHeaders
@@ -157,7 +158,11 @@ def create_app(
         client=client,
         settings=settings,
         metrics=Metrics(),
-        jobs=JobRunner(settings.ingest_workers, store=db.jobs if db is not None else None),
+        jobs=JobRunner(
+            settings.ingest_workers,
+            store=db.jobs if db is not None else None,
+            limits=job_limits(settings.job_memory_mb, settings.job_timeout_s),
+        ),
         owners=Owners(client.workspace.home / "server" / "collection_owners.json"),
         keys=keystore,
         appdb=db,

@@ -35,6 +35,7 @@ from typing import Any, Literal
 from tansaku.appdb.errors import InvalidTransition
 from tansaku.errors import TansakuError
 from tansaku.server import worker as workers
+from tansaku.server.job_limits import JobLimits, job_limits, memory_message, timeout_message
 from tansaku.server.job_state import Job, Progress, died_reason, save_outcome, save_progress
 
 log = logging.getLogger("tansaku.server.jobs")
@@ -74,9 +75,15 @@ class _Entry:
 
 class JobRunner:
     def __init__(
-        self, workers: int = 2, store: Any = None, *, processes: bool | None = None
+        self,
+        workers: int = 2,
+        store: Any = None,
+        *,
+        processes: bool | None = None,
+        limits: JobLimits | None = None,
     ) -> None:
         self.store = store  # tansaku.appdb.jobs.JobRepo, or None
+        self.limits = limits or job_limits()  # memory and time of each worker process
         self.limit = max(1, workers)
         self.processes = processes_default() if processes is None else processes
         self._entries: dict[str, _Entry] = {}
@@ -237,17 +244,48 @@ class JobRunner:
         with self._lock:
             if self._closing or entry.stop_reason is not None:
                 return _stopped(entry)
-            entry.worker = workers.start(entry.task)
-        outcome = entry.worker.outcome(self._emit_to(job))
+            entry.worker = workers.start(entry.task, memory_mb=self.limits.memory_mb)
+        deadline = self._deadline(entry)
+        try:
+            outcome = entry.worker.outcome(self._emit_to(job))
+        finally:
+            if deadline is not None:
+                deadline.cancel()
         if outcome is not None and outcome[0] == "result":
             return "done", outcome[1], None
         if outcome is not None and outcome[0] == "error":
             return "failed", None, str(outcome[1])
+        if outcome is not None and outcome[0] == "memory":
+            return "failed", None, memory_message(job.kind, job.collection, self.limits.memory_mb)
         if entry.stop_reason is not None or (outcome is not None and outcome[0] == "stopped"):
             return _stopped(entry)
         log.error("job %s: worker %s died: exit %s", job.id, entry.worker.pid,
                   entry.worker.process.exitcode)  # fmt: skip
-        return "failed", None, died_reason(job, entry.worker.exit_reason())
+        reason = died_reason(job, entry.worker.exit_reason())
+        if self.limits.memory_mb > 0:  # the kernel or the allocator may end it at the limit
+            reason += f"(このジョブのメモリの上限は {self.limits.memory_mb:,} MB です)"
+        return "failed", None, reason
+
+    def _deadline(self, entry: _Entry) -> threading.Timer | None:
+        """Stop the worker when it runs past the time limit (the job then fails saying so)."""
+        seconds = self.limits.timeout_s
+        if seconds <= 0:
+            return None
+
+        def expire() -> None:
+            with self._lock:
+                worker = entry.worker
+                if worker is None or entry.stop_reason is not None:
+                    return
+                job = entry.job
+                entry.stop_reason = timeout_message(job.kind, job.collection, seconds)
+            log.warning("job %s: past its time limit of %.0f s, stopping it", job.id, seconds)
+            worker.stop(grace_s=10.0)
+
+        timer = threading.Timer(seconds, expire)
+        timer.daemon = True
+        timer.start()
+        return timer
 
     def _emit_to(self, job: Job) -> workers.Emit:
         def emit(message: workers.Message) -> None:

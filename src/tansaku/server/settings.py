@@ -48,6 +48,12 @@ class ServerSettings:
     admin_teams: tuple[str, ...] = ()
     """Teams whose keys are admin keys (``tansaku serve --admin-team``): they read
     ``/metrics`` (counters over every team) and ``/healthz``'s workspace-wide counts."""
+    job_memory_mb: int | None = None
+    """Address-space limit of a job's worker process in MiB (None: ``TANSAKU_JOB_MEMORY_MB``,
+    else 8,192; 0: none)."""
+    job_timeout_s: float | None = None
+    """Wall-clock limit of a job's worker process (None: ``TANSAKU_JOB_TIMEOUT_S``, else 6 h;
+    0: none)."""
     ingest_workers: int = 2
     """Threads running ingest jobs; jobs of one collection always run one after another."""
 

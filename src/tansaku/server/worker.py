@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from tansaku.errors import TansakuError
+from tansaku.server.job_limits import limit_memory
 
 log = logging.getLogger("tansaku.server.worker")
 Message = tuple[str, Any]
@@ -176,12 +177,18 @@ def _lower_priority() -> None:
         pass
 
 
-def _child(task: Task, conn: Connection, parent: int) -> None:
-    """The worker process's entry point."""
+def _failed(exc: BaseException) -> str:
+    traceback.print_exc()  # the traceback in the log, the type on the job
+    return f"ジョブが失敗しました({type(exc).__name__})"
+
+
+def _child(task: Task, conn: Connection, parent: int, memory_mb: int = 0) -> None:
+    """The worker process's entry point (``memory_mb``: its address-space limit, 0 none)."""
     _lower_priority()
     signal.signal(signal.SIGTERM, _on_sigterm)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the server, which stops us
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    limit_memory(memory_mb)  # after the watcher: it must run whatever the job allocates
     lock = threading.Lock()  # the bulk pipeline reports from more than one thread
 
     def emit(message: Message) -> None:
@@ -197,9 +204,12 @@ def _child(task: Task, conn: Connection, parent: int) -> None:
         outcome = ("stopped", None)
     except TansakuError as exc:
         outcome = ("error", str(exc))
+    except MemoryError:
+        outcome = ("memory", None)
+    except RuntimeError as exc:  # a thread's stack is memory too
+        outcome = ("memory", None) if "new thread" in str(exc) else ("error", _failed(exc))
     except BaseException as exc:  # reported on the job, with the traceback in the log
-        traceback.print_exc()
-        outcome = ("error", f"ジョブが失敗しました({type(exc).__name__})")
+        outcome = ("error", _failed(exc))
     try:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the outcome is sent whole
         if client is not None:
@@ -240,7 +250,7 @@ class Worker:
         (``result``, ``error`` or ``stopped``), or None when it died without one."""
         last: Message | None = None
         for message in self.messages():
-            if message[0] in ("result", "error", "stopped"):
+            if message[0] in ("result", "error", "stopped", "memory"):
                 last = message
             else:
                 emit(message)
@@ -272,12 +282,16 @@ class Worker:
         return f"終了コード {code}"
 
 
-def start(task: Task) -> Worker:
-    """``task`` in a new ``spawn`` process; read its :meth:`Worker.messages`."""
+def start(task: Task, *, memory_mb: int = 0) -> Worker:
+    """``task`` in a new ``spawn`` process (its address space capped at ``memory_mb`` MiB,
+    0: no cap); read its :meth:`Worker.messages`."""
     ctx = multiprocessing.get_context("spawn")
     ours, theirs = ctx.Pipe(duplex=False)
     process = ctx.Process(
-        target=_child, args=(task, theirs, os.getpid()), name="tansaku-job", daemon=True
+        target=_child,
+        args=(task, theirs, os.getpid(), memory_mb),
+        name="tansaku-job",
+        daemon=True,
     )
     process.start()
     theirs.close()
