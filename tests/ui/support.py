@@ -32,7 +32,7 @@ CHROMIUM_ARGS = [
 ]
 DEMO_DAY = date(2025, 12, 10)
 HOSTILE = "<img src=x onerror=alert(1)>"
-MANUAL_QUESTION = "衛生マニュアルの身だしなみのルールは?"
+MANUAL_QUESTION = "身だしなみとして爪はどうする?"
 KEY = "tsk_ui_test_0123456789abcdef"
 
 

@@ -108,7 +108,11 @@ def answer_offline(
         for table in table_routes.keyword_plans(text_in, available):
             tried.append(table.tool)
             text, cites, _ = table_answer(
-                question, table, lambda ev, name, args: _call(tools, ev, name, args), events
+                question,
+                table,
+                lambda ev, name, args: _call(tools, ev, name, args),
+                events,
+                strict=True,
             )
             if text is not None:
                 return _done(question, text, cites, events)

@@ -82,30 +82,41 @@ def _cell(value: Any) -> str:
 
 
 def table_answer(
-    question: str, table: table_routes.TableQuery, call: Call, events: list[Event]
+    question: str,
+    table: table_routes.TableQuery,
+    call: Call,
+    events: list[Event],
+    *,
+    strict: bool = False,
 ) -> tuple[str | None, list[Citation], str]:
     """The rows a store/event question asks for, as a list with their ids; (None, [], reason)
-    when no row matches."""
+    when no row matches. A word every other row holds (東京 in every address) narrows nothing
+    and is left out. ``strict`` (a question no template took): every word must be found, or
+    the question is about something the table does not hold."""
     tool = table.tool
     where = list(table.where)
     labels = list(table.conditions)
     dropped = []
     show = list(table.show)
     select = table.select
+    rows_in_table = _count(call, events, tool, []) or 0
     for word in table.keywords:
         found = _keyword_condition(call, events, tool, word)
-        if found is None:
+        matching = _count(call, events, tool, [found[0]]) if found else 0
+        if found is None or (matching or 0) * 2 > rows_in_table:
             dropped.append(word)
             continue
         where.append(found[0])
         labels.append(f"「{word}」")
         if "address" in found[1] and "address" not in show:  # an area: show where each is
             show.append("address")
+    if strict and dropped:
+        return None, [], f"「{'」「'.join(dropped)}」は表で絞り込めません"
     if dropped and not where:  # the question's only point is a word no row holds
         missing = "」「".join(dropped)
         return None, [], f"「{missing}」は表のどの列にもありません"
     wanted = "・".join(labels) or "すべて"
-    note = f"「{'」「'.join(dropped)}」は表のどの列にもないので条件にしません。" if dropped else ""
+    note = f"「{'」「'.join(dropped)}」では表を絞り込めないので条件にしません。" if dropped else ""
     total = _count(call, events, tool, where)
     sql = select + (" WHERE " + " AND ".join(where) if where else "")
     sql += f" ORDER BY {table.order} LIMIT {MAX_LISTED}"

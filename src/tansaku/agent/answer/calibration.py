@@ -19,18 +19,19 @@ from importlib import resources
 
 from tansaku.agent.answer.candidates import Candidate, Features
 
+# ``oov`` and ``n_terms`` are described on every candidate but are no inputs: fitted on
+# encyclopedia questions they learn that short questions are off-topic, which a team's short
+# keyword questions (「継続ダメージ」「全体強化」) are not.
 FEATURES = (
     "spread",
     "coverage",
     "plain",
-    "oov",
     "inv_rank",
     "relative",
     "top_axes",
     "gap",
     "missing_top",
     "bigram",
-    "n_terms",
 )
 DENSE_ONLY = 1
 """The first feature reads the cosine: the lexical variant leaves it out. The cosine itself is
@@ -44,14 +45,12 @@ def vector(f: Features, *, dense: bool) -> list[float]:
         f.spread,
         f.coverage,
         f.plain,
-        f.oov,
         1.0 / f.rank,
         f.relative,
         f.top_axes,
         f.gap,
         f.missing_top,
         f.bigram,
-        f.n_terms,
     ]
     return row if dense else row[DENSE_ONLY:]
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -41,6 +41,14 @@ PER_COLLECTION = 5
 # words of the question's frame, not of what is asked about
 QUESTION_WORDS = frozenset(
     [
+        "過去",
+        "以前",
+        "今まで",
+        "これまで",
+        "全部",
+        "全て",
+        "一覧",
+        "見せる",
         "教える",
         "知る",
         "探す",
@@ -282,6 +290,7 @@ def collection_candidates(
     coverage is its best over the queries it matched."""
     if not hits:
         return []
+    question = _about(scope, collection, question)
     variants = {q: Question.of(q) for q in expanded[1:] if q != question.text}
     terms = list(dict.fromkeys([*question.terms, *(t for v in variants.values() for t in v.terms)]))
     weights = weights or TermWeights(scope, collection, terms)
@@ -324,6 +333,24 @@ def collection_candidates(
         )
         out.append(Candidate(collection=collection, role=role, hit=hit, features=features))
     return out
+
+
+@lru_cache(maxsize=256)
+def _described_by(name: str, description: str) -> frozenset[str]:
+    return frozenset(get_analyzer().terms(f"{name} {description}"))
+
+
+def _about(scope: ToolScope, collection: str, question: Question) -> Question:
+    """``question`` without the words that name the collection itself (実験ノート in 「10月の実験の
+    ノート」 over the lab notes, 日報 over the daily reports): they say where to look, not what to
+    find. Taken from the collection's name and description; kept when nothing else is left."""
+    try:
+        config = scope.client.collection(collection).config
+    except TansakuError:
+        return question
+    described = _described_by(collection, config.description)
+    rest = tuple(t for t in question.terms if t not in described)
+    return replace(question, terms=rest) if rest and rest != question.terms else question
 
 
 @dataclass(frozen=True)
