@@ -294,7 +294,8 @@ def test_bad_options_are_refused_in_japanese(real_home, tmp_path) -> None:
     home = ["--home", str(real_home)]
     cases = [
         (["--transport", "sse"], 2, "--transport は stdio か http です"),
-        (["--collection", "manuals"], 2, "役割=コレクション名"),
+        (["--collection", "=manuals"], 2, "コレクション名 か 役割=コレクション名"),
+        (["--collection", "nosuch"], 1, "コレクション「nosuch」が見つかりません"),
         (["--collection", "manuals=存在しない"], 2, "コレクション名「存在しない」は使えません"),
         (["--collection", "manuals=nosuch"], 1, "コレクション「nosuch」が見つかりません"),
         (["--team", "他チーム"], 2, "チーム名「他チーム」は使えません"),

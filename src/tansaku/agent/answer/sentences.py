@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tansaku.agent.answer.candidates import Candidate
 from tansaku.text import get_analyzer
@@ -16,9 +16,10 @@ from tansaku.text.ngram import bigrams
 from tansaku.text.normalize import normalize
 
 MAX_QUOTES = 3
+MAX_CHARS = 160
+"""Quotes stop before this many characters in all."""
 LONG_SENTENCE = 120
 """A longer sentence is quoted as the window of its clauses around the question's words."""
-_END = re.compile(r"(?<=[。！？!?])(?![」』）)\]])|\n")
 _MARK = re.compile(r"^\s*(?:[-*+・•●○◆■□▪]|\(?\d{1,3}[.)．）]|[①-⑳])\s*")
 _META_LINE = re.compile(r"^[^\s:：。、]{1,12}[:：]\s*[^。]{0,40}$")
 _HEADING = re.compile(r"^\s*#{1,6}\s")
@@ -56,11 +57,59 @@ class Quote:
     text: str
     candidate: Candidate
     score: float
+    position: int = 0
+
+
+_ASKS_FACT = re.compile(r"誰|だれ|何|なに|どこ|いつ|どれ|どの|どんな")
+_ASKS_NAME = re.compile(r"呼ぶ|呼ば|という|名前|名称|称|何と")
+RESTATES = 0.6
+"""A sentence holding this share of the question's bigrams says back what was asked."""
+
+
+def _with_context(best: Quote, sentences: Sequence[str], question: str) -> Quote:
+    """For a question asking who/what/where, a best sentence that only restates the question
+    (「…場合がある。」 for 「…場合を何と呼ぶ?」) is quoted with the sentence that names the thing —
+    the next one for a name (これを…と呼ぶ), the one before otherwise."""
+    if not question or not _ASKS_FACT.search(question):
+        return best
+    asked = set(bigrams(question))
+    own = set(bigrams(best.text))
+    if not own or not asked or len(own & asked) / len(asked) < RESTATES:
+        return best
+    step = 1 if _ASKS_NAME.search(question) else -1
+    other = best.position + step
+    if not 0 <= other < len(sentences) or len(best.text) + len(sentences[other]) > MAX_CHARS:
+        return best
+    joined = f"{best.text}{sentences[other]}" if step > 0 else f"{sentences[other]}{best.text}"
+    return replace(best, text=joined)
 
 
 def _clean(line: str) -> str:
     line = _MARK.sub("", line).strip()
     return line.replace("**", "").strip()
+
+
+_OPEN, _CLOSE = "「『（(【", "」』）)】"
+MAX_QUOTED = 200
+_ENDS = "。！？!?"
+
+
+def split_sentences(line: str) -> list[str]:
+    """``line`` cut after 。！？!? — never inside 「…」 or (…): a quotation of two sentences
+    is one sentence with its speaker (「…発生した。…証明された」とした。)."""
+    out: list[str] = []
+    depth, start = 0, 0
+    for i, ch in enumerate(line):
+        if ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth = max(0, depth - 1)
+        elif ch in _ENDS and (depth == 0 or i - start > MAX_QUOTED):  # an unclosed bracket
+            out.append(line[start : i + 1])
+            start = i + 1
+    if start < len(line):
+        out.append(line[start:])
+    return out
 
 
 def sentences_of(text: str, title: str = "") -> list[str]:
@@ -78,7 +127,7 @@ def sentences_of(text: str, title: str = "") -> list[str]:
         if in_materials or stripped.startswith("|"):
             continue
         listed = bool(_MARK.match(stripped))
-        for piece in _END.split(stripped):
+        for piece in split_sentences(stripped):
             s = _clean(piece)
             if len(s) < 8 or s == title or _META_LINE.match(s):
                 continue
@@ -160,10 +209,12 @@ def pick(
     total = _weights(terms, weights)
     qgrams = set(bigrams("".join(terms))) if terms else set()
     scored: list[Quote] = []
+    sentences: dict[int, list[str]] = {}
     for c in candidates:
         title = c.title
         text = (texts or {}).get(c.hit.record.id) or c.hit.record.text
-        for position, s in enumerate(sentences_of(text, title)):
+        sentences[id(c)] = sentences_of(text, title)
+        for position, s in enumerate(sentences[id(c)]):
             norm = normalize(s).lower()
             own = set(analyzer.terms(s))
             found = [t for t in terms if t in own or t in norm]
@@ -171,17 +222,18 @@ def pick(
             grams = len(qgrams & set(bigrams(s))) / len(qgrams) if qgrams else 0.0
             typed = sum(ANSWER_TYPE_BONUS for p in wanted if p.search(s))
             score = lexical + 0.3 * grams + 0.6 * c.probability + typed - 0.01 * position
-            scored.append(Quote(text=_window(s, found or terms), candidate=c, score=score))
+            quote = Quote(text=_window(s, found or terms), candidate=c, score=score)
+            scored.append(replace(quote, position=position))
     scored.sort(key=lambda q: -q.score)
     if not scored:
         return []
-    best = scored[0]
+    best = _with_context(scored[0], sentences[id(scored[0].candidate)], question)
     out = [best]
     length = len(best.text)
     for q in scored[1:]:
         if len(out) >= MAX_QUOTES or q.score < 0.8 * best.score:
             break
-        if q.text in {o.text for o in out} or length + len(q.text) > 160:
+        if q.text in {o.text for o in out} or length + len(q.text) > MAX_CHARS:
             continue
         out.append(q)
         length += len(q.text)
