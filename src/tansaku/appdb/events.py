@@ -148,12 +148,21 @@ class EventRepo:
         with self.db.write() as s:
             s.execute(stmt.on_conflict_do_nothing(index_elements=["query_id"]))
 
-    def record_result(self, team: str, result: SearchResult, *, at: datetime | None = None) -> None:
-        """Store the event of ``result`` with the titles of its top hits."""
+    def record_result(
+        self,
+        team: str,
+        result: SearchResult,
+        *,
+        at: datetime | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Store the event of ``result`` with the titles of its top hits; ``extra`` (such as
+        ``index_version``) is added to the event and kept in the row's ``extra``."""
         from tansaku.search.events import build_event
 
         titles = [str(h.record.metadata.get("title") or h.doc_id) for h in result.hits[:TOP_N]]
-        self.record(team, build_event(result), titles=titles, at=at)
+        event = {**(extra or {}), **build_event(result)}
+        self.record(team, event, titles=titles, at=at)
 
     def get(self, team: str, query_id: str) -> StoredEvent:
         with self.db.read() as s:

@@ -2,8 +2,9 @@
 
 ``submit`` validates the input, enforces the rate limit *in the database* (so several server
 workers agree), looks up the stored search event of ``query_id`` in the caller's team and stores
-the row with a ``meta`` rebuilt from that event — nothing the client sends besides
-``query_id``, ``rating`` and ``reason`` is trusted.
+the row with a ``meta`` rebuilt from that event (:mod:`tansaku.appdb.feedback_meta`) — the
+query meta is never the client's; of what it sends only ``query_id``, ``rating`` and ``reason``
+are stored as given (an answer text and a session id only where the server has none).
 
 Rate limit: :data:`RATE_LIMITS` (10 a minute and 100 an hour) per client, where the client is
 ``key:<prefix>`` for an API key or ``ip:<address>`` without one. The count and the insert run in
@@ -14,6 +15,7 @@ advisory lock on PostgreSQL), so concurrent requests cannot both slip under the 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import func, select
 
 from tansaku.appdb.errors import InvalidInput, NotFound, RateLimited
+from tansaku.appdb.feedback_meta import rebuild_meta
 from tansaku.appdb.models import Feedback, SearchEvent, utcnow
 from tansaku.appdb.sanitize import clean_reason
 
@@ -73,26 +76,6 @@ def _record(row: Feedback) -> FeedbackRecord:
     )
 
 
-def event_meta(event: SearchEvent) -> dict[str, Any]:
-    """What a feedback row keeps of its search: from the stored event only."""
-    return {
-        "query": event.query,
-        "normalized_query": event.normalized_query,
-        "query_type": event.query_type,
-        "collection": event.collection,
-        "namespaces": list(event.namespaces),
-        "axes": list(event.axes),
-        "top_titles": list(event.top_titles),
-        "top_doc_ids": list(event.top_doc_ids),
-        "top_scores": list(event.top_scores),
-        "min_score": event.min_score,
-        "stage": event.stage,
-        "hit_count": event.hit_count,
-        "zero_hit": event.zero_hit,
-        "searched_at": event.created_at.isoformat(),
-    }
-
-
 def check_rating(rating: object) -> int:
     if isinstance(rating, bool) or rating not in (-1, 1):
         raise InvalidInput(f"rating は 1(良い)か -1(悪い)で指定してください(指定値: {rating!r})")
@@ -126,8 +109,16 @@ class FeedbackRepo:
         reason: str | None = None,
         client: str,
         now: datetime | None = None,
+        answer_text: str | None = None,
+        session_id: str | None = None,
+        versions: Callable[[str], Mapping[str, str]] | None = None,
     ) -> FeedbackRecord:
         """Store a rating of the team's search ``query_id``.
+
+        The meta is rebuilt on the server (:func:`tansaku.appdb.feedback_meta.rebuild_meta`):
+        ``answer_text`` and ``session_id`` are the client's, used only where the server has
+        none; ``versions(collection)`` gives the collection's ``index_version`` and
+        ``embedding_version`` now, asked only for an event recorded without them.
 
         Raises :class:`InvalidInput` (rating, reason), :class:`RateLimited` past the limits of
         ``client`` and :class:`NotFound` when the team has no search with that ``query_id``."""
@@ -169,7 +160,9 @@ class FeedbackRepo:
                 rating=rating,
                 reason=cleaned,
                 client=client,
-                meta=event_meta(event),
+                meta=rebuild_meta(
+                    s, event, answer_text=answer_text, session_id=session_id, versions=versions
+                ),
                 created_at=now,
             )
             s.add(row)

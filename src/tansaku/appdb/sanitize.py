@@ -28,7 +28,8 @@ _PHONE = re.compile(
 )
 
 
-def _strip_controls(text: str) -> str:
+def strip_controls(text: str) -> str:
+    """Control characters removed (newlines kept, ``\\r\\n`` → ``\\n``, tabs → a space)."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\t", " ")
     return "".join(
         ch
@@ -53,7 +54,7 @@ def clean_reason(reason: str | None) -> str | None:
         return None
     if not isinstance(reason, str):
         raise InvalidInput("reason(理由)は文字列で指定してください")
-    text = _strip_controls(reason).strip()
+    text = strip_controls(reason).strip()
     if not text:
         return None
     if len(text) > MAX_REASON_CHARS:

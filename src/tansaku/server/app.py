@@ -15,6 +15,7 @@ import logging
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from tansaku.client import Tansaku
 from tansaku.server import errors
 from tansaku.server.apidocs import render_docs
 from tansaku.server.auth import KeyStore, ServerNotSecured
-from tansaku.server.events import RecordingEventLog
+from tansaku.server.events import RecordingEventLog, collection_versions
 from tansaku.server.hostguard import KeylessGuard
 from tansaku.server.job_limits import job_limits
 from tansaku.server.jobs import JobRunner
@@ -170,7 +171,12 @@ def create_app(
     )
 
     previous_events = client.services.events
-    recording = RecordingEventLog(client.events.path, appdb=db, metrics=state.metrics)
+    recording = RecordingEventLog(
+        client.events.path,
+        appdb=db,
+        metrics=state.metrics,
+        versions=partial(collection_versions, client),
+    )
     client.with_services(events=recording)
 
     def restore() -> None:

@@ -2,12 +2,15 @@
 the dashboard read it: the SEARCH_EVENT line (as before), a row in appdb, and the metrics.
 
 Installed on the shared client with ``Tansaku.with_services(events=…)`` (an atomic swap of its
-frozen services) and swapped back when the app shuts down.
+frozen services) and swapped back when the app shuts down. Each row also keeps the versions the
+search ran against (``index_version``: the collection's generation, ``embedding_version``: its
+embedder), which feedback on it stores (design 004).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +19,35 @@ from tansaku.search.types import SearchResult
 from tansaku.server.metrics import Metrics
 
 log = logging.getLogger("tansaku.server")
+Versions = Callable[[str], Mapping[str, str]]
+
+
+def collection_versions(client: Any, name: str) -> dict[str, str]:
+    """``index_version`` (the committed generation, e.g. ``g000012``) and ``embedding_version``
+    (the embedder its vectors came from) of collection ``name``; empty when it cannot be read."""
+    try:
+        col = client.collection(name)
+    except Exception:  # deleted meanwhile, another backend: no versions, never a failure
+        return {}
+    gen = col.gen
+    return {
+        k: v
+        for k, v in (
+            ("index_version", gen.name if gen is not None else ""),
+            ("embedding_version", str(col.state.embedder or "")),
+        )
+        if v
+    }
 
 
 class RecordingEventLog(SearchEventLog):
-    def __init__(self, path: Path | None, *, appdb: Any, metrics: Metrics) -> None:
+    def __init__(
+        self, path: Path | None, *, appdb: Any, metrics: Metrics, versions: Versions | None = None
+    ) -> None:
         super().__init__(path)
         self.appdb = appdb
         self.metrics = metrics
+        self.versions = versions
 
     def emit(self, result: SearchResult) -> dict[str, Any]:
         event = super().emit(result)
@@ -30,7 +55,8 @@ class RecordingEventLog(SearchEventLog):
         team = event.get("tenant")
         if self.appdb is not None and team:
             try:
-                self.appdb.events.record_result(str(team), result)
+                extra = self.versions(result.plan.collection) if self.versions else {}
+                self.appdb.events.record_result(str(team), result, extra=extra)
             except Exception:  # the search answered; a lost row must not fail it
                 log.exception("search event %s not recorded in appdb", result.query_id)
         return event

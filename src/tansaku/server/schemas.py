@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tansaku.config import Axis, AxisMode, FusionConfig, FusionMethod
 from tansaku.errors import ConfigError, InvalidRequest
@@ -157,10 +157,40 @@ class AskBody(Body):
     store: Name | None = None
 
 
+Reason = Annotated[str, Field(max_length=300)]
+
+
 class FeedbackBody(Body):
+    """A rating (design 004): ``rating`` 1 (👍) or -1 / 0 (👎; 0 is the 0/1 form of the same
+    rating, stored as -1); ``user_reason`` is another name of ``reason``. ``query_text`` and
+    ``meta`` are accepted and never read (the query meta is rebuilt from the server's event);
+    ``answer_text`` and ``session_id`` are kept only where the server has none."""
+
     query_id: Name
-    rating: Literal[-1, 1]
-    reason: Annotated[str, Field(max_length=300)] | None = None
+    rating: Literal[-1, 0, 1]
+    reason: Reason | None = None
+    user_reason: Reason | None = None
+    query_text: Annotated[str, Field(max_length=2_000)] | None = None
+    answer_text: Annotated[str, Field(max_length=20_000)] | None = None
+    session_id: Annotated[str, Field(max_length=64)] | None = None
+    meta: Annotated[dict[str, Any], Field(max_length=64)] | None = None
+
+    @model_validator(mode="after")
+    def _one_reason(self) -> FeedbackBody:
+        if self.reason and self.user_reason and self.reason != self.user_reason:
+            raise ValueError(
+                "reason と user_reason は同じ理由の別名です。どちらか一つにしてください"
+            )
+        return self
+
+    @property
+    def stored_rating(self) -> int:
+        """-1 (👎, sent as -1 or 0) or 1 (👍)."""
+        return 1 if self.rating == 1 else -1
+
+    @property
+    def the_reason(self) -> str | None:
+        return self.reason or self.user_reason
 
 
 def now_of(value: datetime | date | None) -> datetime | None:

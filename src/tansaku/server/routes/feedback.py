@@ -1,8 +1,12 @@
 """``POST /api/feedback`` and ``GET /api/feedback/stats`` (design 004).
 
-The body carries ``query_id``, ``rating`` (-1 | 1) and an optional ``reason``; the stored meta
-(query, axes and namespaces, top titles and scores, min_score, query type) is rebuilt by appdb
-from the team's stored search event — nothing else from the client is trusted. 201 on success,
+The body carries ``query_id``, ``rating`` (1 👍; -1 or 0 👎, stored as -1) and an optional
+``reason`` (or ``user_reason``), in the design's shape too (``query_text``, ``answer_text``,
+``session_id``, ``meta``). The stored meta (query, axes and namespaces, top titles and scores,
+min_score, query type, answer text, session, index and embedding versions) is rebuilt by appdb
+from the team's stored event (:mod:`tansaku.appdb.feedback_meta`) — the client's ``query_text``
+and ``meta`` are never read; its ``answer_text`` and ``session_id`` only where the server has
+none. 201 on success,
 404 for a query_id the team never searched, 429 past 10 a minute / 100 an hour per API key (or
 per client address without a key), with ``Retry-After``.
 """
@@ -11,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, date, datetime, time, timedelta
+from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
@@ -19,6 +24,7 @@ from fastapi.responses import Response
 from tansaku.errors import InvalidRequest
 from tansaku.server.auth import presented_key
 from tansaku.server.dates import check_date_text
+from tansaku.server.events import collection_versions
 from tansaku.server.respond import JsonResponse, json_response
 from tansaku.server.schemas import FeedbackBody
 from tansaku.server.state import StateDep, TeamDep
@@ -39,13 +45,18 @@ def client_of(request: Request) -> str:
     "/api/feedback", response_class=JsonResponse, status_code=201, summary="検索結果の評価"
 )
 def submit(body: FeedbackBody, request: Request, state: StateDep, team: TeamDep) -> Response:
-    """例: `{"query_id": "…", "rating": -1, "reason": "ヒールカードが出ない"}`"""
+    """例: `{"query_id": "…", "rating": -1, "reason": "ヒールカードが出ない"}`。
+    rating は 1(👍)、-1 または 0(👎)。設計 004 の形(`query_text`, `answer_text`,
+    `user_reason`, `meta`)も受け付けるが、検索のメタ情報はサーバーの記録から組み立てる。"""
     record = state.appdb.feedback.submit(
         team,
         query_id=body.query_id,
-        rating=body.rating,
-        reason=body.reason,
+        rating=body.stored_rating,
+        reason=body.the_reason,
         client=client_of(request),
+        answer_text=body.answer_text,
+        session_id=body.session_id,
+        versions=partial(collection_versions, state.client),
     )
     state.metrics.feedback_total.labels(
         rating=str(record.rating), query_type=str(record.meta.get("query_type") or "unknown")
