@@ -76,3 +76,37 @@ def test_stats_never_count_another_team(db) -> None:
     a = db.feedback.feedback_stats("cards", T0, T0 + timedelta(days=2))
     assert (a.searches, a.feedback) == (4, 5)
     assert db.feedback.count("cards", start=T0, end=T0 + timedelta(days=2)) == (5, 3)
+
+
+def test_answers_are_no_searches_their_unanswered_rate_is_apart(db) -> None:
+    """0件率 is searches that found nothing (as ``/metrics``); an unanswered question counts in
+    the unanswered rate only — never as a zero-hit search."""
+    _fill(db)
+    for qid, answered, h in (("q1", True, 0), ("q2", False, 1), ("q3", False, 26)):
+        db.events.record(
+            "cards",
+            {
+                "event": "ANSWER_EVENT",
+                "query_id": qid,
+                "query": f"質問{qid}",
+                "normalized_query": f"質問{qid}",
+                "query_type": "ask",
+                "hit_count": int(answered),
+                "zero_hit": not answered,
+            },
+            titles=["出典"] if answered else [],
+            at=T0 + timedelta(hours=h),
+        )
+    s = db.feedback.feedback_stats("cards", T0, T0 + timedelta(days=2))
+    assert (s.searches, s.zero_hit, s.zero_hit_rate) == (4, 2, 0.5)  # as without the answers
+    assert (s.questions, s.unanswered, s.unanswered_rate) == (3, 2, 0.6667)
+    assert db.events.count("cards", start=T0, end=T0 + timedelta(days=2)) == (4, 2)
+    assert "質問q2" not in dict(s.top_zero_hit_queries)
+    by = {t.query_type: t for t in s.by_query_type}
+    assert by["ask"].searches == 0 and by["ask"].zero_hit_rate is None
+    days = {d.date: d for d in s.daily}
+    assert (days[date(2025, 8, 25)].searches, days[date(2025, 8, 25)].zero_hit) == (3, 2)
+    assert (days[date(2025, 8, 25)].questions, days[date(2025, 8, 25)].unanswered) == (2, 1)
+    assert (days[date(2025, 8, 26)].questions, days[date(2025, 8, 26)].unanswered) == (1, 1)
+    d = s.to_dict()
+    assert d["unanswered_rate"] == 0.6667 and d["daily"][0]["questions"] == 2

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from tansaku.search.types import SearchResult
 
 TOP_N = 5
+#: The query type of the server's answer events (``POST /api/ask``): answers, not searches — the
+#: zero-hit counts leave them out, the unanswered rate counts them.
+ANSWER_QUERY_TYPE = "ask"
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,10 +203,11 @@ class EventRepo:
     def count(
         self, team: str, *, start: datetime | None = None, end: datetime | None = None
     ) -> tuple[int, int]:
-        """(searches, zero-hit searches) of the team in the half-open range."""
+        """(searches, zero-hit searches) of the team in the half-open range; answer events
+        (:data:`ANSWER_QUERY_TYPE`) are no searches."""
         stmt = select(
             func.count(), func.coalesce(func.sum(SearchEvent.zero_hit.cast(Integer)), 0)
-        ).where(SearchEvent.team == team)
+        ).where(SearchEvent.team == team, SearchEvent.query_type != ANSWER_QUERY_TYPE)
         if start is not None:
             stmt = stmt.where(SearchEvent.created_at >= start)
         if end is not None:
@@ -215,13 +219,15 @@ class EventRepo:
     def top_zero_hit(
         self, team: str, *, start: datetime, end: datetime, limit: int = 10
     ) -> list[tuple[str, int]]:
-        """The most frequent zero-hit queries (normalised) of the team in the range."""
+        """The most frequent zero-hit queries (normalised) of the team's searches in the range
+        (an unanswered question is no zero-hit search)."""
         key = func.coalesce(func.nullif(SearchEvent.normalized_query, ""), SearchEvent.query)
         stmt = (
             select(key, func.count())
             .where(
                 SearchEvent.team == team,
                 SearchEvent.zero_hit.is_(True),
+                SearchEvent.query_type != ANSWER_QUERY_TYPE,
                 SearchEvent.created_at >= start,
                 SearchEvent.created_at < end,
             )

@@ -24,6 +24,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from tansaku.appdb.events import ANSWER_QUERY_TYPE
 from tansaku.appdb.models import Message, SearchEvent
 from tansaku.appdb.sanitize import strip_controls
 
@@ -104,7 +105,7 @@ def _turn_start(s: Session, event: SearchEvent) -> Any:
         select(SearchEvent.created_at)
         .where(
             SearchEvent.team == event.team,
-            SearchEvent.query_type == "ask",
+            SearchEvent.query_type == ANSWER_QUERY_TYPE,
             SearchEvent.query == event.query,
             SearchEvent.id < event.id,
         )
@@ -126,7 +127,7 @@ def turn_titles(s: Session, event: SearchEvent) -> tuple[list[str], list[str], l
             SearchEvent.team == event.team,
             SearchEvent.query == event.query,
             SearchEvent.query_id != event.query_id,
-            SearchEvent.query_type != "ask",
+            SearchEvent.query_type != ANSWER_QUERY_TYPE,
             SearchEvent.created_at >= start,
             SearchEvent.created_at <= event.created_at,
         )
@@ -171,7 +172,7 @@ def rebuild_meta(
         given = versions(event.collection) if versions and event.collection else {}
         meta.update({k: given.get(k) or None for k in VERSION_KEYS})
         meta["versions_at"] = "feedback" if any(given.get(k) for k in VERSION_KEYS) else None
-    if event.query_type == "ask" and event.zero_hit and not event.top_titles:
+    if event.query_type == ANSWER_QUERY_TYPE and event.zero_hit and not event.top_titles:
         titles, doc_ids, query_ids = turn_titles(s, event)
         if titles:
             meta["top_titles"], meta["top_doc_ids"] = titles, doc_ids

@@ -1,6 +1,10 @@
 """The improvement loop of design 004 in numbers, for a team and a half-open time range.
 
-- searches and the zero-hit rate (``zero_hit / searches``), overall and by query type;
+- searches and the zero-hit rate (``zero_hit / searches``: searches that found nothing — the
+  definition of ``tansaku_zero_hit_total / tansaku_search_total`` at ``/metrics``), overall and
+  by query type; answers (the server's ``ask`` events) are no searches;
+- questions answered by the server and the unanswered rate (``unanswered / questions``: answers
+  that said 「見つかりませんでした」 — ``tansaku_ask_total{outcome="unanswered"}`` at ``/metrics``);
 - feedback totals and the negative rate (``negative / feedback``), overall and by query type;
 - the most frequent *analysed* terms of negatively rated queries — Sudachi terms from
   :mod:`tansaku.text.analyzer`, each counted once per feedback (``カードを手札に戻す`` gives
@@ -17,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Integer, func, literal_column, select
 
+from tansaku.appdb.events import ANSWER_QUERY_TYPE
 from tansaku.appdb.models import Feedback, SearchEvent
 
 if TYPE_CHECKING:
@@ -49,6 +54,8 @@ class DayStats:
     zero_hit: int
     feedback: int
     negative: int
+    questions: int = 0
+    unanswered: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +74,9 @@ class FeedbackStats:
     top_negative_terms: tuple[tuple[str, int], ...]
     top_zero_hit_queries: tuple[tuple[str, int], ...]
     daily: tuple[DayStats, ...]
+    questions: int = 0
+    unanswered: int = 0
+    unanswered_rate: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -110,6 +120,7 @@ def feedback_stats(
     )
     zero = func.coalesce(func.sum(SearchEvent.zero_hit.cast(Integer)), 0)
     ev_day = _day(db, SearchEvent.created_at)
+    is_answer = SearchEvent.query_type == ANSWER_QUERY_TYPE
     fb_day = _day(db, Feedback.created_at)
     with db.read() as s:
         ev_types = s.execute(
@@ -118,7 +129,9 @@ def feedback_stats(
             .group_by(SearchEvent.query_type)
         ).all()
         ev_days = s.execute(
-            select(ev_day, func.count(), zero).where(*in_range_ev).group_by(ev_day)
+            select(ev_day, is_answer, func.count(), zero)
+            .where(*in_range_ev)
+            .group_by(ev_day, is_answer)
         ).all()
         fb_rows = s.execute(
             select(Feedback.rating, Feedback.meta, fb_day).where(
@@ -128,16 +141,23 @@ def feedback_stats(
     top_zero = db.events.top_zero_hit(team, start=start, end=end)
 
     per_type: dict[str, list[int]] = {}  # type -> [searches, zero, feedback, negative]
+    questions = unanswered = 0
     for qtype, n, z in ev_types:
-        per_type.setdefault(str(qtype), [0, 0, 0, 0])[0:2] = [int(n), int(z)]
+        if qtype == ANSWER_QUERY_TYPE:  # answers: counted apart, never as searches
+            questions, unanswered = int(n), int(z)
+            per_type.setdefault(str(qtype), [0, 0, 0, 0])
+        else:
+            per_type.setdefault(str(qtype), [0, 0, 0, 0])[0:2] = [int(n), int(z)]
+    # day -> [searches, zero, feedback, negative, questions, unanswered]
     days: dict[str, list[int]] = {}
-    for d, n, z in ev_days:
-        days.setdefault(str(d), [0, 0, 0, 0])[0:2] = [int(n), int(z)]
+    for d, answer, n, z in ev_days:
+        slot = slice(4, 6) if answer else slice(0, 2)
+        days.setdefault(str(d), [0] * 6)[slot] = [int(n), int(z)]
     negative_queries: list[str] = []
     for rating, meta, d in fb_rows:
         qtype = str((meta or {}).get("query_type") or "")
         row = per_type.setdefault(qtype, [0, 0, 0, 0])
-        day = days.setdefault(str(d), [0, 0, 0, 0])
+        day = days.setdefault(str(d), [0] * 6)
         row[2] += 1
         day[2] += 1
         if rating < 0:
@@ -167,4 +187,7 @@ def feedback_stats(
         top_negative_terms=tuple(negative_terms(negative_queries, top_terms)),
         top_zero_hit_queries=tuple(top_zero),
         daily=tuple(DayStats(date.fromisoformat(d), *v) for d, v in sorted(days.items())),
+        questions=questions,
+        unanswered=unanswered,
+        unanswered_rate=_rate(unanswered, questions),
     )

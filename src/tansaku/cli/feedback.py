@@ -112,6 +112,11 @@ def print_summary(stats: FeedbackStats, start: datetime, end: datetime) -> None:
     out.print(
         f"検索 {stats.searches:,} 件(0件 {stats.zero_hit:,} 件、0件率 {_pct(stats.zero_hit_rate)})"
     )
+    if stats.questions:
+        out.print(
+            f"質問 {stats.questions:,} 件(未回答 {stats.unanswered:,} 件、"
+            f"未回答率 {_pct(stats.unanswered_rate)})"
+        )
     out.print(
         f"評価 {stats.feedback:,} 件(👍 {stats.positive:,} / 👎 {stats.negative:,}、"
         f"👎率 {_pct(stats.negative_rate)})"

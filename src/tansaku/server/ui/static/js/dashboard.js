@@ -1,5 +1,7 @@
 // ダッシュボード: GET /api/feedback/stats (totals, rates, daily series, top zero-hit queries,
-// top negative terms) and GET /api/unanswered counted per day; charts drawn as SVG elements.
+// top negative terms) and GET /api/unanswered (still open); charts drawn as SVG elements.
+// 0 件率 = searches that found nothing / searches (as /metrics); questions the agent could not
+// answer are the 未回答率 (unanswered / questions), never counted as zero hits.
 import { api, clear, el, num, pct, showError } from "./api.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -57,46 +59,32 @@ function rankTable(rows, head) {
     el("tbody", {}, rows.map((r) => el("tr", {}, r.map((c, i) => el("td", { class: i ? "num" : "" }, c))))));
 }
 
-async function unansweredByDay(from) {
-  const counts = {};
-  let total = 0;
-  for (let offset = 0; offset < 2000; offset += 200) {
-    const data = await api(`/api/unanswered?from=${from}&limit=200&offset=${offset}`);
-    total = data.total;
-    for (const item of data.unanswered) {
-      const day = tokyoDay(new Date(item.asked_at));
-      counts[day] = (counts[day] || 0) + 1;
-    }
-    if (offset + 200 >= data.total) break;
-  }
-  return { counts, total };
-}
-
 async function load() {
   clear($("error"));
   const n = Number($("days").value);
   const days = daysBack(n);
   try {
-    const [stats, open, unanswered] = await Promise.all([
+    const [stats, open] = await Promise.all([
       api(`/api/feedback/stats?from=${days[0]}&to=${days[days.length - 1]}`),
       api("/api/unanswered?resolved=false&limit=1"),
-      unansweredByDay(days[0]),
     ]);
     const daily = Object.fromEntries((stats.daily || []).map((d) => [d.date, d]));
     const pick = (k) => days.map((d) => (daily[d] ? daily[d][k] : 0));
     clear($("cards")).append(
-      card(num(stats.searches), "検索数(質問を含む)"),
-      card(pct(stats.zero_hit_rate), `0 件率(${num(stats.zero_hit)} 件)`),
+      card(num(stats.searches), "検索数"),
+      card(pct(stats.zero_hit_rate), `0 件率(検索 ${num(stats.zero_hit)} 件がヒットなし)`),
+      card(num(stats.questions), "質問数(エージェント対話)"),
+      card(pct(stats.unanswered_rate), `未回答率(${num(stats.unanswered)} 問に答えられず)`),
       card(num(stats.feedback), `評価数(👍 ${num(stats.positive)} / 👎 ${num(stats.negative)})`),
       card(pct(stats.negative_rate), "👎 率"),
-      card(num(unanswered.total), "未回答(期間内)"),
       card(num(open.total), "未解決の未回答(全期間)"));
     clear($("chart-searches")).append(chart(days, pick("searches"), pick("zero_hit"), "検索数と0件"));
     clear($("chart-feedback")).append(chart(days, pick("feedback"), pick("negative"), "評価数と👎"));
-    clear($("chart-unanswered")).append(chart(days, days.map((d) => unanswered.counts[d] || 0), null, "未回答の質問"));
+    clear($("chart-unanswered")).append(chart(days, pick("questions"), pick("unanswered"), "質問数と未回答"));
     clear($("zero")).append(rankTable((stats.top_zero_hit_queries || []).map((q) => [q.query, num(q.count)]), ["クエリ", "回数"]));
     clear($("terms")).append(rankTable((stats.top_negative_terms || []).map((t) => [t.term, num(t.count)]), ["語", "回数"]));
-    clear($("types")).append(rankTable((stats.by_query_type || []).map((t) => [t.query_type || "(不明)", num(t.searches), pct(t.zero_hit_rate), num(t.feedback), pct(t.negative_rate)]),
+    const typeName = (t) => (t === "ask" ? "ask(回答への評価)" : t || "(不明)");
+    clear($("types")).append(rankTable((stats.by_query_type || []).map((t) => [typeName(t.query_type), num(t.searches), pct(t.zero_hit_rate), num(t.feedback), pct(t.negative_rate)]),
       ["種類", "検索数", "0 件率", "評価数", "👎 率"]));
   } catch (err) {
     showError($("error"), err);
