@@ -8,6 +8,11 @@ later day moves the window: the new days are added, the days that left the windo
 and the scripted facts move to the new 昨日/先週/先月; every other record stays as it was
 (a day's reports do not depend on the window), so only those records are embedded. The day is
 recorded in ``<home>/demo/demo.json`` (the tables and the CLI's hints read it).
+
+The reports collection mirrors its generated file exactly — every other report of the team is
+removed, whatever source path it was recorded under: that file lives in the workspace, so in a
+moved or copied workspace a source-path sync would keep the reports of the day it was first
+built for beside the new day's (a search then found reports dated after "now").
 """
 
 from __future__ import annotations
@@ -19,10 +24,15 @@ from datetime import date, datetime
 from pathlib import Path
 
 from tansaku.client import Tansaku
+from tansaku.config import CollectionConfig, load_config
 from tansaku.demo.days import demo_today, demo_window, write_record
 from tansaku.demo.paths import examples_dir
 from tansaku.demo.reports import DEFAULT_SEED, generate, write_reports_jsonl
+from tansaku.errors import TansakuError
+from tansaku.ingest.loaders import load_file
 from tansaku.ingest.pipeline import IngestReport, ProgressFn
+from tansaku.ingest.sources import iter_source_files
+from tansaku.records import Record
 
 
 @dataclass(frozen=True)
@@ -31,6 +41,9 @@ class DemoCollection:
     config: str  # file name under examples/configs
     # (examples dir, workspace home, demo day) -> path to ingest
     source: Callable[[Path, Path, date], Path]
+    mirror: bool = False
+    """The collection holds exactly what the source produced (generated data in the workspace);
+    else a sync by source path (the bundled examples)."""
 
 
 def _reports(_: Path, home: Path, today: date) -> Path:
@@ -38,7 +51,7 @@ def _reports(_: Path, home: Path, today: date) -> Path:
 
 
 DEMO_COLLECTIONS: tuple[DemoCollection, ...] = (
-    DemoCollection("reports", "reports.toml", _reports),
+    DemoCollection("reports", "reports.toml", _reports, mirror=True),
     DemoCollection("manuals", "manuals.toml", lambda ex, _, __: ex / "manuals"),
     DemoCollection("notes", "notes.toml", lambda ex, _, __: ex / "notes"),
     DemoCollection("cards", "cards.toml", lambda ex, _, __: ex / "cards" / "cards.jsonl"),
@@ -129,18 +142,36 @@ def build_demo(
     window = demo_window(now)
     reports: dict[str, IngestReport] = {}
     for demo in DEMO_COLLECTIONS:
-        report = ts.ingest(
-            [demo.source(ex, home, window.today)],
-            collection=demo.name,
-            config=ex / "configs" / demo.config,
-            sync=True,
-            progress=progress,
-        )
+        source, config = demo.source(ex, home, window.today), ex / "configs" / demo.config
+        if demo.mirror:
+            cfg = load_config(config, name=demo.name)
+            report = ts.ingest_records(
+                _records(source, cfg),
+                collection=demo.name,
+                config=cfg,
+                sync=True,
+                progress=progress,
+            )
+        else:
+            report = ts.ingest(
+                [source], collection=demo.name, config=config, sync=True, progress=progress
+            )
         reports[demo.name] = report
         if on_collection is not None:
             on_collection(demo.name, report)
     write_record(home, window, DEFAULT_SEED)
     return reports
+
+
+def _records(source: Path, config: CollectionConfig) -> list[Record]:
+    """The records of a generated demo file, read by the collection's loaders."""
+    records: list[Record] = []
+    for src in iter_source_files([source]):
+        result = load_file(src, config)
+        if result.errors:
+            raise TansakuError(f"デモのデータを読めません: {result.errors[0].reason}")
+        records.extend(result.records)
+    return records
 
 
 def install_tables(home: Path, *, now: datetime | date | None = None) -> list[str]:
