@@ -28,6 +28,7 @@ from tansaku.server.events import collection_versions
 from tansaku.server.respond import JsonResponse, json_response
 from tansaku.server.schemas import FeedbackBody
 from tansaku.server.state import StateDep, TeamDep
+from tansaku.text.dates import TOKYO
 
 router = APIRouter(tags=["フィードバック"])
 DEFAULT_DAYS = 30
@@ -67,8 +68,9 @@ def submit(body: FeedbackBody, request: Request, state: StateDep, team: TeamDep)
 
 
 def parse_bound(value: str | None, *, end: bool, parameter: str | None = None) -> datetime | None:
-    """``YYYY-MM-DD`` (a whole day: ``to`` is inclusive) or an ISO datetime, as UTC; a day
-    outside the supported range is a 422 naming ``parameter`` (default ``to`` / ``from``)."""
+    """``YYYY-MM-DD`` (a whole Asia/Tokyo day: ``to`` is inclusive) or an ISO datetime (without
+    an offset: Tokyo time); a day outside the supported range is a 422 naming ``parameter``
+    (default ``to`` / ``from``). Tokyo, as the pages show times and the dashboard counts days."""
     if value is None or not value.strip():
         return None
     check_date_text(value, parameter or ("to" if end else "from"))
@@ -76,14 +78,13 @@ def parse_bound(value: str | None, *, end: bool, parameter: str | None = None) -
     try:
         if len(text) == 10:
             day = date.fromisoformat(text)
-            moment = datetime.combine(day + timedelta(days=1) if end else day, time(), UTC)
-            return moment
+            return datetime.combine(day + timedelta(days=1) if end else day, time(), TOKYO)
         parsed = datetime.fromisoformat(text)
     except ValueError:
         raise InvalidRequest(
             f"日付「{text[:40]}」を読めません。YYYY-MM-DD か YYYY-MM-DDTHH:MM で指定してください"
         ) from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=TOKYO)
 
 
 @router.get("/api/feedback/stats", response_class=JsonResponse, summary="フィードバック集計")

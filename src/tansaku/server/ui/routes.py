@@ -31,6 +31,7 @@ from tansaku.server.ui.sessions import (
     same_token,
 )
 from tansaku.server.ui.state import keyless, page_session, ui_of
+from tansaku.text.dates import TOKYO
 
 router = APIRouter(include_in_schema=False)
 
@@ -260,7 +261,8 @@ def unanswered_csv(
     date_to: Annotated[str | None, Query(alias="to", max_length=40)] = None,
     resolved: bool | None = None,
 ) -> Response:
-    """The unanswered questions of the filter as CSV (UTF-8 with BOM, for Excel)."""
+    """The unanswered questions of the filter as CSV (UTF-8 with BOM, for Excel); times in
+    Asia/Tokyo with their offset (``2025-12-11T09:00:00+09:00``), as the page shows them."""
     filters = {
         "collection": collection or None,
         "start": parse_bound(date_from, end=False),
@@ -281,7 +283,7 @@ def unanswered_csv(
                     _csv_cell(v)
                     for v in (
                         d["id"],
-                        d["asked_at"],
+                        i.asked_at.astimezone(TOKYO).isoformat(timespec="seconds"),
                         d["collection"],
                         d["question"],
                         d["reason"],
