@@ -47,7 +47,10 @@ ATTACKS: list[tuple[str, str]] = [
     ("read_parquet", "SELECT * FROM read_parquet('{secret}')"),
     ("string_table", "SELECT * FROM '{secret}'"),
     ("quoted_path_table", 'SELECT * FROM "{secret}"'),
-    ("csv_name_table", "SELECT * FROM 'stores.csv'"),
+    # a registered table's own file name ('stores.csv') is that table (test_design_sql.py);
+    # any other file name is a file read
+    ("csv_name_table", "SELECT * FROM 'secret.csv'"),
+    ("txt_name_table", "SELECT * FROM 'secret.txt'"),
     ("relative_path_table", "SELECT * FROM 'tables/stores.csv'"),
     ("glob", "SELECT * FROM glob('{home}/*')"),
     ("sniff_csv", "SELECT * FROM sniff_csv('{secret}')"),

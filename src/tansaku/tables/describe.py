@@ -63,13 +63,15 @@ def tool_description(
 ) -> str:
     n = settings.max_rows
     example_table = tables[0].name if tables else "テーブル名"
+    example_file = tables[0].path.name if tables else "ファイル名.csv"
     lines = [
         f"{name}: {purpose}".rstrip(),
         "",
         "【使用方法】",
         f"- SQLクエリ(SELECT文)を1つ {SQL_PARAMETER} に指定して検索します",
         f"- FROM句にはテーブル名をそのまま書いてください(例: FROM {example_table})。"
-        f"'{example_table}.csv' のようなファイル名や read_csv などのテーブル関数は使えません",
+        f"登録済みのファイル名('{example_file}')もそのテーブルを指しますが、"
+        "ほかのファイル名・パスや read_csv などのテーブル関数は使えません",
         "- WITH句・JOIN・UNION・GROUP BY・ウィンドウ関数・LIKE/ILIKE・JSON演算子(->>)が使えます",
         "",
         "【重要な制約】",

@@ -75,7 +75,12 @@ class SqlTool:
         settings = self.db.config.sandbox
         names = tuple(t.name for t in self.tables)
         try:
-            checked = check_sql(sql_query, allowed_tables=names, max_rows=settings.max_rows)
+            checked = check_sql(
+                sql_query,
+                allowed_tables=names,
+                max_rows=settings.max_rows,
+                table_files={t.name: str(t.path) for t in self.tables},
+            )
         except QueryRejected as e:
             return SqlRejected(reason=e.reason, allowed=allowed_summary(names))
         try:  # runs in a database holding only these tables; its plan is checked (bound.py)

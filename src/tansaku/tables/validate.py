@@ -10,7 +10,9 @@ EXCEPT) and, anywhere in its tree:
   visible at that point as DuckDB resolves it (a CTE elsewhere, a later sibling, or a recursive
   CTE's name outside its recursive term cannot whitelist a hidden table or a catalog name); no
   table functions (``read_csv``, ``read_text``, ``glob``, ``query`` …) and no string
-  or path tables (``FROM '/etc/passwd'``);
+  or path tables (``FROM '/etc/passwd'``) — but a registered table's own file name
+  (``FROM 'stores.csv'``, as the store-search design writes it) is an alias of that table: the
+  tree is rewritten to the table's name (``FROM stores``) before anything runs;
 - no function on the deny list of file, system, sleep and SQL-executing functions, nor of
   functions that change the connection's state for later queries (``setseed``);
 - no non-ASCII character outside string literals and quoted identifiers (full-width look-alikes
@@ -24,8 +26,9 @@ SQL that runs is regenerated from the checked tree without comments, then checke
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any
 
 from tansaku.errors import TansakuError
@@ -194,7 +197,9 @@ def _visible_ctes(table: Any, exp: Any) -> set[str]:
     return visible
 
 
-def _check_table(node: Any, exp: Any, allowed: frozenset[str], used: set[str]) -> None:
+def _check_table(
+    node: Any, exp: Any, allowed: frozenset[str], used: set[str], aliases: dict[str, str]
+) -> None:
     if not isinstance(node.this, exp.Identifier):
         fn = node.this.sql(dialect="duckdb").lower() if node.this is not None else "?"
         raise QueryRejected(
@@ -210,6 +215,10 @@ def _check_table(node: Any, exp: Any, allowed: frozenset[str], used: set[str]) -
         return
     if lowered in allowed:
         used.add(lowered)
+        return
+    if aliases.get(lowered) in allowed:  # 'stores.csv': the file of a registered table
+        node.set("this", exp.to_identifier(aliases[lowered]))
+        used.add(aliases[lowered])
         return
     if any(ch in name for ch in "/\\.:~") or name.endswith(".csv"):
         raise QueryRejected(
@@ -230,7 +239,9 @@ def _kind(node: Any, exp: Any) -> str:
     return {"TruncateTable": "TRUNCATE", "Column": "不明なキーワード"}.get(name, name.upper())
 
 
-def _inspect(tree: Any, exp: Any, allowed: frozenset[str]) -> set[str]:
+def _inspect(
+    tree: Any, exp: Any, allowed: frozenset[str], aliases: dict[str, str] | None = None
+) -> set[str]:
     root = tree
     if not isinstance(root, exp.Select | exp.SetOperation):
         raise QueryRejected(f"SELECT文以外({_kind(root, exp)})は実行できません")
@@ -242,7 +253,7 @@ def _inspect(tree: Any, exp: Any, allowed: frozenset[str]) -> set[str]:
                 f"{_kind(node, exp)} は使えません。データの変更や外部アクセスを伴う操作は禁止です"
             )
         if isinstance(node, exp.Table):
-            _check_table(node, exp, allowed, used)
+            _check_table(node, exp, allowed, used, aliases or {})
         elif isinstance(node, exp.Func):
             for name in _func_names(node, exp):
                 if _denied(name):
@@ -276,8 +287,24 @@ def _unwrap(tree: Any, exp: Any) -> Any:
     return tree
 
 
-def check_sql(sql: str, *, allowed_tables: Collection[str], max_rows: int) -> CheckedSql:
-    """Validate ``sql`` for a tool that may read ``allowed_tables``; raise ``QueryRejected``."""
+def file_aliases(files: Mapping[str, str]) -> dict[str, str]:
+    """``{file name: table}`` of registered tables (``{"stores": "tables/stores.csv"}`` gives
+    ``{"stores.csv": "stores"}``), lowercased; a file name two tables share names neither."""
+    names: dict[str, list[str]] = {}
+    for table, path in files.items():
+        names.setdefault(PurePath(path).name.lower(), []).append(table.lower())
+    return {f: tables[0] for f, tables in names.items() if len(tables) == 1 and f}
+
+
+def check_sql(
+    sql: str,
+    *,
+    allowed_tables: Collection[str],
+    max_rows: int,
+    table_files: Mapping[str, str] | None = None,
+) -> CheckedSql:
+    """Validate ``sql`` for a tool that may read ``allowed_tables``; raise ``QueryRejected``.
+    ``table_files`` (table → its file) lets a query name a table by its file name."""
     if not isinstance(sql, str) or not sql.strip():
         raise QueryRejected("SQLが空です。SELECT文を1つ指定してください")
     if len(sql) > MAX_SQL_CHARS:
@@ -286,9 +313,10 @@ def check_sql(sql: str, *, allowed_tables: Collection[str], max_rows: int) -> Ch
     exp = sqlglot.exp
     _quiet_sqlglot()
     allowed = frozenset(t.lower() for t in allowed_tables)
+    aliases = file_aliases(table_files or {})
     _check_characters(sql, sqlglot)
     tree = _unwrap(_parse(sql, sqlglot), exp)
-    _inspect(tree, exp, allowed)
+    _inspect(tree, exp, allowed, aliases)
     tree, limit = _enforce_limit(tree, exp, max_rows)
     try:
         final = tree.sql(dialect="duckdb", comments=False)
