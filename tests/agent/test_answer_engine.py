@@ -118,3 +118,14 @@ def test_headings_lists_and_materials_are_never_quoted() -> None:
     )
     quoted = sentences_of(note, "シリカ薄膜の作製")
     assert quoted == ["TEOS とエタノールを混ぜ、30分撹拌した。", "塩酸を滴下して加水分解した。"]
+
+
+def test_the_agents_knowledge_tool_ranks_the_scope_together_and_declines(client) -> None:
+    """With a model, the same core: ``search_rag_knowledge_base`` ranks every collection's hits
+    on the calibrated probability and gives no result where the offline engine declines."""
+    tools = toolset(client, collections=["reports", "manuals", "faq"], now=NOW)
+    found = json.loads(tools.call("search_rag_knowledge_base", {"query": "社員証を紛失した"}))
+    assert found["results"][0]["doc_id"] == "faq-04"
+    assert [r["rank"] for r in found["results"]] == list(range(1, len(found["results"]) + 1))
+    off = json.loads(tools.call("search_rag_knowledge_base", {"query": "明日の東京の天気"}))
+    assert off["results"] == [] and off["no_result"] == "[[NO_RAG_RESULT]]"

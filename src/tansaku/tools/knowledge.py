@@ -63,6 +63,11 @@ def search_rag_knowledge_base(
     collection_name: Annotated[str | None, "検索するコレクション(省略: すべて)"] = None,
     top_k: Annotated[int, "返す件数(1〜10)"] = 5,
 ) -> dict[str, Any]:
+    """Every collection of the scope (or the one named) searched with its own config; the hits
+    ranked together on the calibrated probability the offline answer engine uses, and — when
+    even the best is unlikely to answer the query — no result rather than the nearest ones."""
+    from tansaku.tools.scope import Question, calibrate, search_scope, threshold_for
+
     names = _names(scope)
     if collection_name is not None and collection_name not in names:
         raise ToolError(
@@ -72,17 +77,18 @@ def search_rag_knowledge_base(
     targets = [collection_name] if collection_name else _existing(scope)
     if not targets:
         raise ToolError("検索できるコレクションがありません")
-    k = max(1, min(top_k, 10))
-    per: list[list[dict[str, Any]]] = []
     for name in targets:
         if not scope.client.has_collection(name):
             raise ToolError(f"コレクション「{name}」はまだ作られていません")
-        result = scope.client.search(
-            query, collection=name, team=scope.team, top_k=k, now=scope.now
-        )
-        hits = result.hits if _has_evidence(scope, name, result.hits) else ()
-        per.append([_knowledge_item(name, h) for h in hits])
-    merged = _interleave(per)[:k]  # scores of different collections are not comparable
+    k = max(1, min(top_k, 10))
+    found = search_scope(scope, Question.of(query, scope.now), targets, per_collection=k)
+    ranked, answerable = calibrate(found.candidates, found.embedders)
+    enough = bool(ranked) and answerable >= threshold_for(
+        found.embedders.get(ranked[0].collection, "")
+    )
+    merged = (
+        [_knowledge_item(c.collection, c.hit, c.probability) for c in ranked[:k]] if enough else []
+    )
     for rank, item in enumerate(merged, 1):
         item["rank"] = rank
     out: dict[str, Any] = {"query": query, "collections": targets, "results": merged}
@@ -92,26 +98,7 @@ def search_rag_knowledge_base(
     return out
 
 
-def _has_evidence(scope: ToolScope, collection: str, hits: tuple[Hit, ...]) -> bool:
-    """A collection with keyword axes answers only when one of them matched the query: the
-    nearest vectors of a query that shares no word with a collection are not an answer."""
-    lexical = {
-        a.name
-        for a in scope.client.collection(collection).config.axes
-        if a.mode is not AxisMode.DENSE
-    }
-    return not lexical or any(lexical & set(h.axes) for h in hits)
-
-
-def _interleave(lists: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """Rank 1 of every collection, then rank 2 …"""
-    out: list[dict[str, Any]] = []
-    for i in range(max((len(x) for x in lists), default=0)):
-        out.extend(x[i] for x in lists if i < len(x))
-    return out
-
-
-def _knowledge_item(collection: str, hit: Hit) -> dict[str, Any]:
+def _knowledge_item(collection: str, hit: Hit, probability: float) -> dict[str, Any]:
     meta = hit.record.metadata
     item: dict[str, Any] = {
         "rank": 0,
@@ -119,7 +106,7 @@ def _knowledge_item(collection: str, hit: Hit) -> dict[str, Any]:
         "doc_id": hit.doc_id,
         "title": meta.get("title"),
         "field": hit.record.field,
-        "similarity": _similarity(hit),
+        "similarity": f"{probability * 100:.0f}%",
     }
     for key in ("date", "author", "store", "chapter", "section", "source_doc_id"):
         if meta.get(key):

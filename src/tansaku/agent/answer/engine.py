@@ -8,14 +8,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tansaku.agent.answer.calibration import calibrate, threshold_for
-from tansaku.agent.answer.candidates import Candidate, Question, Retrieved, search_scope
 from tansaku.agent.answer.sentences import Quote, faq_answer, pick
 from tansaku.agent.events import Citation, Event
 from tansaku.errors import TansakuError
 from tansaku.records import Record
 from tansaku.store.base import Filter
 from tansaku.tools.roles import CARDS, ROLE_LABELS
+from tansaku.tools.scope.calibration import calibrate, threshold_for
+from tansaku.tools.scope.candidates import Candidate, Question, Retrieved, search_scope
 from tansaku.tools.spec import ToolScope
 
 MAX_SOURCES = 3

@@ -10,10 +10,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from tansaku.agent.answer.candidates import Candidate
 from tansaku.text import get_analyzer
 from tansaku.text.ngram import bigrams
 from tansaku.text.normalize import normalize
+from tansaku.tools.scope.candidates import Candidate
 
 MAX_QUOTES = 3
 MAX_CHARS = 160

@@ -366,7 +366,11 @@ class Retrieved:
 
 
 def search_scope(
-    scope: ToolScope, question: Question, names: Sequence[str] | None = None
+    scope: ToolScope,
+    question: Question,
+    names: Sequence[str] | None = None,
+    *,
+    per_collection: int = PER_COLLECTION,
 ) -> Retrieved:
     """Every collection of the scope (or ``names``) searched for ``question`` as the scope's
     team."""
@@ -386,7 +390,7 @@ def search_scope(
                 question.text,
                 collection=name,
                 team=scope.team,
-                top_k=PER_COLLECTION,
+                top_k=per_collection,
                 now=scope.now,
             )
         except TansakuError as exc:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 
-from tansaku.agent.answer.candidates import Candidate, Features
+from tansaku.tools.scope.candidates import Candidate, Features
 
 # ``oov`` and ``n_terms`` are described on every candidate but are no inputs: fitted on
 # encyclopedia questions they learn that short questions are off-topic, which a team's short
