@@ -228,3 +228,22 @@ def test_past_conversations_are_listed_and_reopened(live, watched):
     wait_rounds(page, first, 3)
     assert page.locator("#history li").first.locator("button").get_attribute("data-id") == first
     watched.assert_clean(live.base_url)
+
+
+def test_enter_sends_and_shift_enter_breaks_the_line(live, watched):
+    """As chat tools do: the question box has the focus, Shift+Enter adds a line, Enter sends
+    (an Enter that confirms an IME conversion is the IME's — Chromium marks it isComposing)."""
+    page = watched.page
+    page.goto(live.base_url + "/chat")
+    page.wait_for_selector("#collections input[value=manuals]")
+    assert page.evaluate("document.activeElement.id") == "question"
+    assert "Enter で送信" in page.locator("#question-hint").inner_text()
+    page.keyboard.type("身だしなみとして")
+    page.keyboard.press("Shift+Enter")
+    page.keyboard.type("爪はどうする?")
+    assert page.input_value("#question") == "身だしなみとして\n爪はどうする?"
+    assert page.locator(".msg-user").count() == 0
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".msg-bot:last-child .rate, .msg-bot:last-child .error")
+    assert page.locator(".msg-user").count() == 1
+    watched.assert_clean(live.base_url)

@@ -253,8 +253,13 @@ form.addEventListener("submit", async (event) => {
   }
 });
 
+// Enter sends, Shift+Enter breaks the line, as chat tools do; Enter that confirms an IME
+// conversion (かな漢字変換) is the IME's, never a send.
 question.addEventListener("keydown", (event) => {
-  if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) form.requestSubmit();
+  if (event.key !== "Enter" || event.isComposing || event.keyCode === 229) return;
+  if (event.shiftKey) return;
+  event.preventDefault();
+  if (question.value.trim()) form.requestSubmit();
 });
 
 document.getElementById("new-conversation").addEventListener("click", () => {
