@@ -90,7 +90,7 @@ def test_ask_prints_sources_and_live_events(home) -> None:
     done = run(home, "ask", "冷蔵庫の故障", "--now", DAY, "--show-thoughts", "--no-llm")
     assert done.returncode == 0, done.stderr
     assert "冷蔵庫の故障" in done.stdout and "[1] " in done.stdout and "(r1)" in done.stdout
-    assert "考え: " in done.stderr and "ツール: search_collections" in done.stderr
+    assert "考え: " in done.stderr and "ツール: コレクションを検索 「" in done.stderr
     assert "会話 ID: " in done.stderr
 
 

@@ -8,6 +8,63 @@ import json
 from typing import Any
 
 MAX_ITEMS = 5
+TOOL_LABELS = {
+    "search_collections": "コレクションを検索",
+    "search_past_cases": "日報・掲示板を検索",
+    "expand_and_search_cases": "言い換えて日報・掲示板を検索",
+    "search_manual": "マニュアルを検索",
+    "search_rag_knowledge_base": "ナレッジを検索",
+    "search_lab_notes": "実験ノートを検索",
+    "search_card_effects": "カードを検索",
+    "list_rag_collections": "コレクションの一覧",
+    "get_current_time": "現在の日時",
+    "get_claim_statistics": "クレームの集計",
+    "get_claim_breakdown": "クレームの内訳",
+    "get_sales_trend": "売上の推移",
+    "get_cash_difference_analysis": "現金過不足の集計",
+    "compare_periods": "期間の比較",
+    "search_stores": "店舗の表を検索",
+    "search_events": "イベントの表を検索",
+    "answer_question": "質問に回答",
+}
+"""What a person reads for a tool's name (the chat page has the same list)."""
+
+
+_FIGURE_LABELS = {
+    "total_reports": "日報",
+    "report_count": "日報",
+    "claim_count": "クレーム",
+    "claim_rate": "発生率",
+    "previous_claim_count": "前の期間のクレーム",
+    "change": "増減",
+    "total_sales": "売上合計",
+    "avg_sales": "平均売上",
+    "diff_count": "過不足のあった日",
+    "diff_rate": "発生率",
+    "total_diff": "過不足の合計",
+    "avg_diff": "平均過不足",
+}
+
+
+def tool_label(name: str | None) -> str:
+    return TOOL_LABELS.get(name or "", name or "")
+
+
+def call_text(arguments: dict[str, Any] | None) -> str:
+    """A call's arguments for a person: the query (and the collections) in words, the rest as
+    ``key=value``."""
+    args = dict(arguments or {})
+    parts = []
+    if "query" in args:
+        parts.append(f"「{args.pop('query')}」")
+    if isinstance(args.get("collections"), list):
+        parts.append("(" + "、".join(map(str, args.pop("collections"))) + ")")
+    if "sql_query" in args:
+        parts.append(str(args.pop("sql_query")))
+    parts.extend(f"{k}={v}" for k, v in args.items())
+    return " ".join(parts)
+
+
 _NAME_KEYS = ("title", "document", "store_name", "event_name", "name", "doc_id")
 _WHERE_KEYS = ("date", "store", "collection", "category", "section", "start_date")
 
@@ -24,7 +81,11 @@ def _figures(data: dict[str, Any]) -> str:
     summary = data.get("summary")
     if not isinstance(summary, dict):
         return ""
-    parts = [f"{k}: {v}" for k, v in summary.items() if isinstance(v, int | float | str)]
+    parts = [
+        f"{_FIGURE_LABELS[k]} {v:,}" if isinstance(v, int) else f"{_FIGURE_LABELS[k]} {v}"
+        for k, v in summary.items()
+        if k in _FIGURE_LABELS and isinstance(v, int | float | str)
+    ]
     period = data.get("period") or {}
     span = (
         f"{period.get('start_date')}〜{period.get('end_date')} " if isinstance(period, dict) else ""

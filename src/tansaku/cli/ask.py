@@ -7,7 +7,6 @@ offline router does. ``--show-thoughts`` prints each event on stderr as it happe
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -100,8 +99,10 @@ def print_event(event: Event) -> None:
     """One event as a line on stderr (``--show-thoughts``)."""
     if event.type == "answer":
         return
-    detail = event.text or json.dumps(event.arguments or {}, ensure_ascii=False)
-    name = f"{event.tool} " if event.tool else ""
+    from tansaku.agent.result_text import call_text, tool_label
+
+    detail = event.text or call_text(event.arguments)
+    name = f"{tool_label(event.tool)} " if event.tool else ""
     style = "yellow" if event.type == "error" else "dim"
     line = render.inline(name + detail)
     err.print(f"[{style}]{_LABELS[event.type]}: {line[:300]}[/]", highlight=False)
