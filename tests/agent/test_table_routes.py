@@ -129,3 +129,15 @@ def test_a_condition_the_data_lacks_is_said_plainly(tools) -> None:
     answer = answer_offline("喫煙できる店舗は?", tools)
     assert answer.unanswered and answer.citations == ()
     assert "見つかりません" in answer.text
+
+
+@pytest.mark.integration
+def test_closed_days_events_needing_a_booking_and_a_venue(tools) -> None:
+    closed = answer_offline("月曜が定休日のお店はどこですか", tools)
+    assert not closed.unanswered and "月曜定休" in closed.text
+    booking = answer_offline("予約が必要なワークショップを教えてください", tools)
+    assert not booking.unanswered and "予約が必要" in booking.text
+    venue = answer_offline("年越しカウントダウンの会場はどこ？", tools)
+    assert not venue.unanswered and "会場: " in venue.text
+    count = answer_offline("レストランは全部で何件ありますか", tools)
+    assert not count.unanswered and "レストランの店舗" in count.text

@@ -68,11 +68,9 @@ def answer_offline(
     if label.label is QueryLabel.GREETING:
         return _done(question, GREETING, [], events)
     available = {s.name for s in tools.specs}
-    table = (
-        None
-        if label.label is QueryLabel.STATISTICS
-        else table_routes.plan(text_in, available, tools.scope.now)
-    )
+    # a store/event question — 「レストランは全部で何件?」 too — is the table's; a question about
+    # the daily reports' measures never is (table_routes.REPORT_WORDS)
+    table = table_routes.plan(text_in, available, tools.scope.now)
     if table is not None:
         tried.append(table.tool)
         text, cites, reason = table_answer(

@@ -80,6 +80,16 @@ EVENT_CONDITIONS = (
     _c(r"音楽|ライブ|ジャズ|コンサート", "音楽", "category = 'music'"),
     _c(r"ペット", "ペット", "category = 'pets'"),
     _c(r"無料", "無料", "price LIKE '%無料%'"),
+    _c(
+        r"予約(が|は)?(必要|要る|いる|制|必須)",
+        "予約が必要",
+        "reservation_required = 'TRUE'",
+    ),
+    _c(
+        r"予約(が|は)?(不要|いらない|要らない|なし|無し)",
+        "予約不要",
+        "COALESCE(reservation_required, '') <> 'TRUE'",
+    ),
 )
 # a daily-report question that names a store or an event is not a table question
 REPORT_WORDS = re.compile(r"問題|クレーム|トラブル|故障|日報|売上|事故|ミス|報告|苦情|不具合")
@@ -88,7 +98,7 @@ _DOMAIN = re.compile(
     r"^(店舗|店|お店|レストラン|カフェ|飲食|ランチ|ディナー|食事|イベント|催し|探す|教える|"
     r"知る|ある|出来る|できる|行く|向け|開催|予定|一覧|おすすめ|オススメ|良い|いい|場所|"
     r"今日|明日|今週|来週|週末|今週末|今月|来月|土日|同伴|可能|対応|利用|付き|飲食店|ショップ|"
-    r"エリア|地区|地域|周辺|近く|付近|界隈|辺り|あたり)$"
+    r"エリア|地区|地域|周辺|近く|付近|界隈|辺り|あたり|全部|全て|すべて|件数|何件|数|必要)$"
 )
 _WORD = re.compile(r"^[\w\u3040-\u30ff\u3400-\u9fff]+$")
 
@@ -105,6 +115,9 @@ _DAYS = {
 _OPEN_ON = re.compile(
     r"([月火水木金土日])曜(?:日)?(?:の)?(?:に|は|も|でも)?.{0,6}?(開い|営業|やって|空い|行け|入れ)"
 )
+_CLOSED_ON = re.compile(
+    r"([月火水木金土日])曜(?:日)?(?:が|は|の|に)?(?:定休日?|休み|お休み|休業|休店|閉まって|やってない)"
+)
 _CODE = re.compile(r"(?<![a-z0-9])(str|evt)-\d{1,6}(?![0-9])", re.IGNORECASE)
 SHOW_COLUMNS = (
     (re.compile(r"電話番号|電話|連絡先|tel", re.IGNORECASE), "phone"),
@@ -116,7 +129,17 @@ SHOW_COLUMNS = (
     (re.compile(r"臨時休業|休業日"), "irregular_closures"),
     (re.compile(r"メニュー|料理"), "menu"),
 )
+EVENT_SHOW_COLUMNS = (
+    (re.compile(r"会場|場所|どこ"), "venue"),
+    (re.compile(r"料金|値段|いくら|参加費"), "price"),
+    (re.compile(r"主催"), "organizer"),
+    (re.compile(r"何時|時間"), "start_time"),
+)
 COLUMN_LABELS = {
+    "venue": "会場",
+    "price": "料金",
+    "organizer": "主催",
+    "start_time": "開始時刻",
     "phone": "電話",
     "address": "住所",
     "opening_hours": "営業時間",
@@ -172,7 +195,8 @@ def _keywords(question: str, known: tuple[Condition, ...]) -> list[str]:
     """Content nouns of ``question`` outside the spans its known conditions matched."""
     for c in known:
         question = c.pattern.sub(" ", question)
-    for pattern in (_OPEN_ON, _CODE, *(p for p, _ in SHOW_COLUMNS)):
+    shows = (*SHOW_COLUMNS, *EVENT_SHOW_COLUMNS)
+    for pattern in (_CLOSED_ON, _OPEN_ON, _CODE, *(p for p, _ in shows)):
         question = pattern.sub(" ", question)
     out: list[str] = []
     for term in get_analyzer().terms(question):
@@ -236,7 +260,8 @@ def keyword_plans(question: str, tools: set[str]) -> list[TableQuery]:
             "SELECT event_id, event_name, start_date, end_date, venue, price, description "
             "FROM events"
         )
-        out.append(TableQuery("search_events", select, (), (), "start_date, event_id", words))
+        show = tuple(dict.fromkeys(c for p, c in EVENT_SHOW_COLUMNS if p.search(question)))
+        out.append(TableQuery("search_events", select, (), (), "start_date, event_id", words, show))
     if words and "search_stores" in tools:
         select = "SELECT store_id, store_name, category, description, address FROM stores"
         out.append(TableQuery("search_stores", select, (), (), "store_id", words))
@@ -261,7 +286,8 @@ def _query(
     hits = [c for c in conditions if c.pattern.search(question)]
     where = [c.sql for c in hits] + [sql for sql, _ in fixed]
     labels = [label for _, label in fixed] + [c.label for c in hits]
-    show = tuple(dict.fromkeys(col for p, col in SHOW_COLUMNS if p.search(question)))
+    columns = EVENT_SHOW_COLUMNS if tool == "search_events" else SHOW_COLUMNS
+    show = tuple(dict.fromkeys(col for p, col in columns if p.search(question)))
     if show:
         select = select.replace(" FROM ", ", " + ", ".join(show) + " FROM ", 1)
     return TableQuery(
@@ -281,6 +307,9 @@ def _stores(question: str) -> TableQuery:
     code = _store_code(question)
     if code:
         fixed.append((f"store_id = '{code}'", code))
+    for m in _CLOSED_ON.finditer(question):
+        day = _DAYS[m.group(1)]
+        fixed.append((f"opening_hours LIKE '%\"{day}\": []%'", f"{m.group(1)}曜定休"))
     for m in _OPEN_ON.finditer(question):
         day = _DAYS[m.group(1)]
         fixed.append((f"opening_hours LIKE '%\"{day}\": [{{%'", f"{m.group(1)}曜日に営業"))
