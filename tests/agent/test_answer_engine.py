@@ -129,3 +129,19 @@ def test_the_agents_knowledge_tool_ranks_the_scope_together_and_declines(client)
     assert [r["rank"] for r in found["results"]] == list(range(1, len(found["results"]) + 1))
     off = json.loads(tools.call("search_rag_knowledge_base", {"query": "明日の東京の天気"}))
     assert off["results"] == [] and off["no_result"] == "[[NO_RAG_RESULT]]"
+
+
+def test_a_named_store_or_person_keeps_the_answer_to_their_records(client) -> None:
+    """「昨日新宿店で…」 filters the reports by store (the manuals, which have no store, are
+    searched whole); a store or person nobody recorded finds nothing rather than another's."""
+    from tansaku.text.names import people_in, stores_in
+
+    assert stores_in("昨日新宿店でどんなクレームがあった？") == ["新宿店"]
+    assert people_in("佐藤さんが担当した実験") == ["佐藤"]
+    answer = ask(
+        client, "昨日新宿店でどんなことがあった？", collections=["reports", "manuals"], now=NOW
+    )
+    stores = {c.store for c in answer.citations if c.collection == "reports"}
+    assert stores <= {"新宿店"}
+    nobody = ask(client, "山田花子さんの日報", collections=["reports"], now=NOW)
+    assert nobody.unanswered

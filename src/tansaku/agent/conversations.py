@@ -28,6 +28,7 @@ from typing import Any, Literal
 from tansaku.agent.events import Citation
 from tansaku.errors import TansakuError
 from tansaku.text.dates import resolve_dates
+from tansaku.text.names import stores_in
 
 Role = Literal["user", "assistant"]
 _ID = re.compile(r"[0-9a-f]{32}")
@@ -197,17 +198,10 @@ class Conversations:
 
 # --- follow-ups with no model -------------------------------------------------------------
 
-_STORE = re.compile(r"[一-龥ァ-ヶー]{1,6}店(?!舗|長|員|内|頭)")
 _ANAPHORA = re.compile(r"(その|この|あの|同じ)(店舗|お店|店)|そちらの店舗|同店|そこ")
 _ELLIPSIS = re.compile(
     r"^(では|じゃあ|それでは|それなら|なら)?[、,\s]*(.{1,20}?)(は|も|だと|の場合は)[?？]?$"
 )
-
-
-def stores_in(text: str) -> builtins.list[str]:
-    """Store names in ``text`` (新宿店 …), in order, without repeats."""
-    names = [m.group(0) for m in _STORE.finditer(text) if not m.group(0).startswith("お")]
-    return builtins.list(dict.fromkeys(n for n in names if n not in ("店", "本店", "各店")))
 
 
 def resolve_followup(question: str, earlier: Sequence[str]) -> str:

@@ -23,12 +23,13 @@ from functools import lru_cache
 from typing import Any
 
 from tansaku.config import AxisMode
-from tansaku.errors import TansakuError
+from tansaku.errors import InvalidRequest, TansakuError
 from tansaku.search.types import Hit
 from tansaku.store.sparse import query_vector, term_id
 from tansaku.store.units import idf
 from tansaku.text import get_analyzer
 from tansaku.text.dates import resolve_dates
+from tansaku.text.names import people_in, stores_in
 from tansaku.text.ngram import bigrams
 from tansaku.text.normalize import normalize
 from tansaku.tools.roles import KNOWLEDGE, role_of
@@ -365,6 +366,39 @@ class Retrieved:
     searched: list[str]
 
 
+def named_conditions(text: str) -> tuple[str, ...]:
+    """``where`` conditions for the one store and the one person a question names
+    (「昨日新宿店で…」 → ``store=新宿店``, 「佐藤さんが担当した…」 → ``author=佐藤``)."""
+    out = []
+    stores, people = stores_in(text), people_in(text)
+    if len(stores) == 1:
+        out.append(f"store={stores[0]}")
+    if len(people) == 1:
+        out.append(f"author={people[0]}")
+    return tuple(out)
+
+
+def _search(scope: ToolScope, name: str, question: Question, k: int) -> Any:
+    """The collection's search for ``question``, kept to the store and person it names where
+    the collection's records have those fields (a collection without them is searched
+    whole)."""
+    where = named_conditions(question.text)
+    for conditions in (where, ()) if where else ((),):
+        try:
+            return scope.client.search(
+                question.text,
+                collection=name,
+                team=scope.team,
+                top_k=k,
+                now=scope.now,
+                where=conditions,
+            )
+        except InvalidRequest:
+            if not conditions:
+                raise
+    raise AssertionError("unreachable")
+
+
 def search_scope(
     scope: ToolScope,
     question: Question,
@@ -386,13 +420,7 @@ def search_scope(
             problems[name] = "まだ作られていません"
             continue
         try:
-            result = scope.client.search(
-                question.text,
-                collection=name,
-                team=scope.team,
-                top_k=per_collection,
-                now=scope.now,
-            )
+            result = _search(scope, name, question, per_collection)
         except TansakuError as exc:
             problems[name] = str(exc)
             continue
