@@ -215,7 +215,8 @@ def answer_scope(question: str, scope: ToolScope, names: Sequence[str] | None = 
     answers = {c.hit.record.id: a for c in pool if (a := faq_answer(c, siblings))}
     whole = _documents(scope, [c for c in pool if c.hit.record.id not in answers])
     weights = found.weights.get(top.collection, {})
-    quotes = pick(pool, q.terms, weights, texts={**whole, **answers}, question=question)
+    terms = list(weights) or list(q.terms)  # with a vague question's expansions (トラブル …)
+    quotes = pick(pool, terms, weights, texts={**whole, **answers}, question=question)
     if not quotes:
         reason = f"「{top.title}」に引用できる文がありません"
         events.append(Event(type="thought", text=reason))

@@ -23,6 +23,8 @@ LONG_SENTENCE = 120
 _MARK = re.compile(r"^\s*(?:[-*+・•●○◆■□▪]|\(?\d{1,3}[.)．）]|[①-⑳])\s*")
 _META_LINE = re.compile(r"^[^\s:：。、]{1,12}[:：]\s*[^。]{0,40}$")
 _HEADING = re.compile(r"^\s*#{1,6}\s")
+_NUMBERED = re.compile(r"^(?:第?\d+(?:\.\d+)*[章節]?|[０-９]+)\s*[^\s。、!?！？]{1,20}$")
+"""A numbered heading: 「1.3 身だしなみ」, 「第2章 食中毒予防」."""
 _SECTION = re.compile(r"^[^\s。、,.:：!?！？()（）]{1,8}$")
 """A bare short line (材料, 方法, 結果) heads a section when a document's fields are joined."""
 _MATERIALS = re.compile(r"材料|試薬|使用機器|使用器具|準備物|持ち物|用意するもの")
@@ -115,14 +117,22 @@ def split_sentences(line: str) -> list[str]:
 def sentences_of(text: str, title: str = "") -> list[str]:
     """The quotable sentences of ``text`` in order (headings, bare list items, table rows,
     ``key: value`` lines and the lines of a materials section left out)."""
-    out: list[str] = []
+    return [s for s, _ in sections_of(text, title)]
+
+
+def sections_of(text: str, title: str = "") -> list[tuple[str, str]]:
+    """:func:`sentences_of` with the heading each sentence stands under (「1.3 身だしなみ」 for
+    「帽子からは髪の毛が出ないように…」): the heading says what the sentence is about."""
+    out: list[tuple[str, str]] = []
     in_materials = False
+    heading = ""
     for line in text.splitlines():
         stripped = line.strip()
         if not stripped:
             continue
-        if _HEADING.match(stripped) or _SECTION.match(stripped):
+        if _HEADING.match(stripped) or _SECTION.match(stripped) or _NUMBERED.match(stripped):
             in_materials = bool(_MATERIALS.search(stripped))
+            heading = stripped.lstrip("#").strip()
             continue
         if in_materials or stripped.startswith("|"):
             continue
@@ -133,7 +143,7 @@ def sentences_of(text: str, title: str = "") -> list[str]:
                 continue
             if listed and not s.endswith(("。", "！", "？", "!", "?", ")", "）")) and len(s) < 30:
                 continue  # a bare list item: a reagent, an amount, a keyword
-            out.append(s)
+            out.append((s, heading))
     return out
 
 
@@ -213,10 +223,11 @@ def pick(
     for c in candidates:
         title = c.title
         text = (texts or {}).get(c.hit.record.id) or c.hit.record.text
-        sentences[id(c)] = sentences_of(text, title)
-        for position, s in enumerate(sentences[id(c)]):
-            norm = normalize(s).lower()
-            own = set(analyzer.terms(s))
+        parts = sections_of(text, title)
+        sentences[id(c)] = [s for s, _ in parts]
+        for position, (s, heading) in enumerate(parts):
+            norm = normalize(f"{heading} {s}").lower()
+            own = set(analyzer.terms(f"{heading} {s}"))
             found = [t for t in terms if t in own or t in norm]
             lexical = sum(weights.get(t, 1.0) for t in found) / total
             grams = len(qgrams & set(bigrams(s))) / len(qgrams) if qgrams else 0.0
