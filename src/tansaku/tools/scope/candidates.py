@@ -42,6 +42,14 @@ PER_COLLECTION = 5
 # words of the question's frame, not of what is asked about
 QUESTION_WORDS = frozenset(
     [
+        "御",  # お客さん → 御 客 さん: affixes, not content
+        "さん",
+        "様",
+        "氏",
+        "ちゃん",
+        "君",
+        "達",
+        "等",
         "過去",
         "以前",
         "今まで",
