@@ -32,3 +32,10 @@ def test_calls_name_the_tool_and_the_question_in_words() -> None:
     assert tool_label("search_collections") == "コレクションを検索"
     args = {"query": "冷蔵庫の故障", "collections": ["reports", "manuals"]}
     assert call_text(args) == "「冷蔵庫の故障」 (reports、manuals)"
+
+
+def test_the_unanswered_list_shows_tokyo_time() -> None:
+    from tansaku.cli.ask import _tokyo
+
+    assert _tokyo("2026-11-26T12:16:57+00:00") == "2026-11-26 21:16 JST"
+    assert _tokyo("not a time") == "not a time"

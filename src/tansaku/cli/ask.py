@@ -196,7 +196,23 @@ def unanswered(
     if not items:
         out.print("答えられなかった質問はありません")
     for u in items:
-        out.print(f"{u.asked_at}  {render.inline(u.question)}  [dim]({render.inline(u.reason)})[/]")
+        when = render.inline(_tokyo(u.asked_at))
+        out.print(f"{when}  {render.inline(u.question)}  [dim]({render.inline(u.reason)})[/]")
+
+
+def _tokyo(stamp: str) -> str:
+    """A stored UTC time as people here read it (the web page and the CSV show JST too)."""
+    from datetime import datetime
+
+    from tansaku.text.dates import TOKYO
+
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except (TypeError, ValueError):
+        return str(stamp)
+    if moment.tzinfo is None:
+        return str(stamp)
+    return moment.astimezone(TOKYO).strftime("%Y-%m-%d %H:%M JST")
 
 
 def register(app: typer.Typer) -> None:
