@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-from tansaku.config import AxisMode
+from tansaku.config import AxisMode, CollectionConfig
 from tansaku.errors import InvalidRequest, TansakuError
 from tansaku.search.types import Hit
 from tansaku.store.sparse import query_vector, term_id
@@ -33,109 +33,13 @@ from tansaku.text.names import people_in, stores_in
 from tansaku.text.ngram import bigrams
 from tansaku.text.normalize import normalize
 from tansaku.tools.roles import KNOWLEDGE, role_of
+from tansaku.tools.scope.words import QUESTION_WORDS
 from tansaku.tools.spec import ToolScope
 
 DF_CAP = 1000
 """Records counted per term for a collection without sentence units (rarer terms are exact)."""
 PER_COLLECTION = 5
 """Hits taken from each collection of the scope."""
-# words of the question's frame, not of what is asked about
-QUESTION_WORDS = frozenset(
-    [
-        "御",  # お客さん → 御 客 さん: affixes, not content
-        "さん",
-        "様",
-        "氏",
-        "ちゃん",
-        "君",
-        "達",
-        "等",
-        "過去",
-        "以前",
-        "今まで",
-        "これまで",
-        "全部",
-        "全て",
-        "一覧",
-        "見せる",
-        "教える",
-        "知る",
-        "探す",
-        "見る",
-        "記録",
-        "方法",
-        "内容",
-        "こと",
-        "事",
-        "時",
-        "為る",
-        "有る",
-        "居る",
-        "成る",
-        "下さる",
-        "件",
-        "何",
-        "どう",
-        "どの",
-        "どんな",
-        "欲しい",
-        "思う",
-        "良い",
-        "今日",
-        "昨日",
-        "一昨日",
-        "先週",
-        "今週",
-        "先月",
-        "今月",
-        "最近",
-        "いる",
-        "ある",
-        "する",
-        "なる",
-        "できる",
-        "出来る",
-        "くださる",
-        "下さい",
-        "ください",
-        "ます",
-        "です",
-        "誰",
-        "どこ",
-        "何処",
-        "いつ",
-        "何時",
-        "いくら",
-        "幾ら",
-        "何故",
-        "なぜ",
-        "如何",
-        "どれ",
-        "何れ",
-        "方",
-        "場合",
-        "よう",
-        "様",
-        "もの",
-        "物",
-        "お願い",
-        "願う",
-        "分かる",
-        "解る",
-        "言う",
-        "云う",
-        "呼ぶ",
-        "良い",
-        "可い",
-        "困る",
-        "聞く",
-        "訊く",
-        "質問",
-        "回答",
-        "答え",
-        "答える",
-    ]
-)
 _META_KEYS = ("title", "store", "author", "category", "chapter", "section", "question")
 
 
@@ -277,14 +181,6 @@ def _coverage(
     return Coverage(weighted, sum(present) / len(terms), missing / (max(w) or 1.0), found)
 
 
-def _dense_axes(scope: ToolScope, collection: str) -> tuple[str, ...]:
-    try:
-        axes = scope.client.collection(collection).config.axes
-    except TansakuError:
-        return ()
-    return tuple(a.name for a in axes if a.mode is AxisMode.DENSE)
-
-
 def collection_candidates(
     scope: ToolScope,
     collection: str,
@@ -299,18 +195,19 @@ def collection_candidates(
     coverage is its best over the queries it matched."""
     if not hits:
         return []
-    question = _about(scope, collection, question)
+    try:  # read once: the view's config names the axes, the role and the description
+        config: CollectionConfig | None = scope.client.collection(collection).config
+    except TansakuError:
+        config = None
+    question = _about(collection, config, question)
     variants = {q: Question.of(q) for q in expanded[1:] if q != question.text}
     terms = list(dict.fromkeys([*question.terms, *(t for v in variants.values() for t in v.terms)]))
     weights = weights or TermWeights(scope, collection, terms)
     total = sum(weights.weight[t] for t in question.terms) or 1.0
     oov = sum(weights.weight[t] for t in question.terms if not weights.known[t]) / total
-    dense_axes = _dense_axes(scope, collection)
-    try:
-        config = scope.client.collection(collection).config
-        n_axes = max(1, len(config.axes))
-    except TansakuError:
-        config, n_axes = None, 1
+    axes = config.axes if config is not None else ()
+    dense_axes = tuple(a.name for a in axes if a.mode is AxisMode.DENSE)
+    n_axes = max(1, len(axes))
     role = role_of(config) if config is not None else KNOWLEDGE
     top = hits[0].score or 1.0
     second = hits[1].score if len(hits) > 1 else 0.0
@@ -349,13 +246,11 @@ def _described_by(name: str, description: str) -> frozenset[str]:
     return frozenset(get_analyzer().terms(f"{name} {description}"))
 
 
-def _about(scope: ToolScope, collection: str, question: Question) -> Question:
+def _about(collection: str, config: CollectionConfig | None, question: Question) -> Question:
     """``question`` without the words that name the collection itself (実験ノート in 「10月の実験の
     ノート」 over the lab notes, 日報 over the daily reports): they say where to look, not what to
     find. Taken from the collection's name and description; kept when nothing else is left."""
-    try:
-        config = scope.client.collection(collection).config
-    except TansakuError:
+    if config is None:
         return question
     described = _described_by(collection, config.description)
     rest = tuple(t for t in question.terms if t not in described)
