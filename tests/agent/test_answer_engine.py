@@ -145,3 +145,14 @@ def test_a_named_store_or_person_keeps_the_answer_to_their_records(client) -> No
     assert stores <= {"新宿店"}
     nobody = ask(client, "山田花子さんの日報", collections=["reports"], now=NOW)
     assert nobody.unanswered
+
+
+def test_a_day_nobody_recorded_is_named_in_the_reason(client) -> None:
+    from datetime import timedelta
+
+    answer = ask(
+        client, "昨日の問題を教えて", collections=["reports"], now=NOW + timedelta(days=400)
+    )
+    assert answer.unanswered
+    day = (NOW + timedelta(days=399)).date().isoformat()
+    assert f"{day}〜{day}の記録はありません" in answer.text

@@ -185,7 +185,9 @@ def answer_scope(question: str, scope: ToolScope, names: Sequence[str] | None = 
     unsupported = bool(ranked) and _no_words_in_common(ranked[0])
     if not ranked or answerable < threshold or unsupported:
         best = ranked[0] if ranked else None
-        if best is None:
+        if best is None and found.period:  # 「昨日の問題」 on a day nobody recorded
+            reason = f"{found.period}の記録はありません"
+        elif best is None:
             reason = "検索できる記録がありません"
         elif unsupported:
             reason = f"質問の語を含む記録がありません(最も近いのは「{best.title}」)"

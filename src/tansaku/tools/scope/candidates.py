@@ -267,6 +267,8 @@ class Retrieved:
     embedders: dict[str, str]
     problems: dict[str, str]
     searched: list[str]
+    period: str = ""
+    """The days a date in the question named (「昨日」 → 2025-12-10〜2025-12-10), if any."""
 
 
 def named_conditions(text: str) -> tuple[str, ...]:
@@ -318,6 +320,7 @@ def search_scope(
     embedders: dict[str, str] = {}
     undated: set[str] = set()  # named a date the collection cannot filter by
     dated = False
+    period = ""
     for name in targets:
         if not scope.client.has_collection(name):
             problems[name] = "まだ作られていません"
@@ -327,6 +330,9 @@ def search_scope(
         except TansakuError as exc:
             problems[name] = str(exc)
             continue
+        if result.plan.date_range is not None and not period:
+            days = result.plan.date_range.to_dict()
+            period = f"{days['from']}〜{days['to']}"
         dated = dated or result.plan.date_range is not None
         if result.plan.date_unused is not None:
             undated.add(name)
@@ -342,7 +348,7 @@ def search_scope(
     if dated:  # 「12月10日のクレーム」: only collections that could keep to that day answer it
         found = [c for c in found if c.collection not in undated]
     searched = [n for n in targets if n not in problems]
-    return Retrieved(found, weights, embedders, problems, searched)
+    return Retrieved(found, weights, embedders, problems, searched, period)
 
 
 def roles_in(candidates: Sequence[Candidate]) -> Mapping[str, str]:
