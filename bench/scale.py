@@ -189,8 +189,8 @@ class EngineTimer:
     sentence units: ``query``, ``retrieve``, ``count``, ...), wrapped at the shard object. All
     the rest of ``Tansaku.search`` is ours — analysis, plan, our IDF lookup for the units,
     converting payloads to records, fusion, the event log. ``store_ms`` also sums the time
-    inside our store methods (``search_sparse``/``search_dense``/``get``/units ``search``), the
-    split session 1 reported."""
+    inside our store methods (``search_sparse``/``search_dense``/``get``/units ``search``), for
+    the "pipeline share" of docs/benchmarks.md."""
 
     def __init__(self, store: Any, units: Any = None) -> None:
         self.ms = 0.0

@@ -76,7 +76,7 @@ def test_demo_build_is_idempotent_and_answers_its_samples(tmp_path):
         assert "クレーム" in texts and "故障" in texts
         assert {h.record.metadata["date"] for h in res.hits} == {"2025-12-10"}
 
-        # Issue 4: 「昨日の問題」 asked on 2025-12-11, with the real embedder.
+        # Query understanding: 「昨日の問題」 asked on 2025-12-11, with the real embedder.
         now = datetime(2025, 12, 11, 10, 0, tzinfo=TOKYO)
         res = ts.search("昨日の問題", collection="reports", now=now)
         assert len(res.plan.stage.expanded_queries) >= 3

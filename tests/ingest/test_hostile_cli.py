@@ -1,5 +1,5 @@
-"""Issue 11 through ``tansaku ingest``: refused files are in ``failed``, the rest is ingested,
-``--follow-symlinks`` opts in to links out of the folder, ``[ingest]`` caps apply."""
+"""Hostile folders through ``tansaku ingest``: refused files are in ``failed``, the rest is
+ingested, ``--follow-symlinks`` opts in to links out of the folder, ``[ingest]`` caps apply."""
 
 from __future__ import annotations
 

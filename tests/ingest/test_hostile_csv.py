@@ -1,4 +1,4 @@
-"""Issue 11: an unterminated quote in a CSV is reported at its line; the rows after it load."""
+"""An unterminated quote in a CSV is reported at its line; the rows after it load."""
 
 from __future__ import annotations
 

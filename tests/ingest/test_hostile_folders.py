@@ -1,4 +1,4 @@
-"""Issue 11: folders that hold symlinks out, FIFOs, devices, sockets and link loops.
+"""Folders that hold symlinks out, FIFOs, devices, sockets and link loops.
 
 Anything that could hang or eat memory on a regression (a FIFO, ``/dev/zero``) is walked and
 loaded in a child process with a time guard and a memory limit, so a regression fails the

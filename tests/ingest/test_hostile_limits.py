@@ -1,4 +1,4 @@
-"""Issue 11: the size cap per file and the chunk cap per document."""
+"""The size cap per file and the chunk cap per document."""
 
 from __future__ import annotations
 

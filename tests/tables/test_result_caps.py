@@ -1,4 +1,4 @@
-"""Issue 11: a tool's result is capped as serialized JSON — rows × cells × nested values — and
+"""A tool's result is capped as serialized JSON — rows × cells × nested values — and
 says when it was cut. Sizes are UTF-8 bytes of ``json.dumps(outcome.to_dict(),
 ensure_ascii=False)``, exactly what an agent receives."""
 
@@ -45,7 +45,7 @@ def test_range_3m_result_is_capped(stores) -> None:
 
 
 def test_range_3m_unaliased_is_capped(demo_config) -> None:
-    # as written in the issue: no alias. DuckDB folds the call into a 3-million-element constant
+    # written without an alias: DuckDB folds the call into a 3-million-element constant
     # and prints it in the optimized plan — the plan check reads the unoptimized one instead
     # (EXPLAIN went from seconds to milliseconds); a generous timeout keeps this about size
     sandbox = dataclasses.replace(demo_config.sandbox, isolation="inline", timeout_seconds=60.0)

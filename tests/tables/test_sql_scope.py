@@ -1,4 +1,4 @@
-"""Issue 11: a tool's scope is decided on what DuckDB binds, not on the names in the text.
+"""A tool's scope is decided on what DuckDB binds, not on the names in the text.
 
 Three walls, each tested on its own: the sqlglot check resolves CTE names the way DuckDB does;
 a tool's query runs in a database that holds only the tool's tables; DuckDB's plan of it may

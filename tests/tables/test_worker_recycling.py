@@ -1,4 +1,4 @@
-"""Issue 11: a worker left unfit by a failure is replaced, and the next query gets a fresh one.
+"""A worker left unfit by a failure is replaced, and the next query gets a fresh one.
 
 Real workers for what can be staged fast with small limits (an out-of-memory error under a
 64 MB limit, an interrupt under a 0.5 s timeout); a fake worker that speaks the protocol for

@@ -403,7 +403,7 @@ def _register_subcommands() -> None:
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
-            if exc.name == module_name:  # not written yet (work in progress this session)
+            if exc.name == module_name:  # a subcommand module not written yet
                 continue
             raise
         module.register(app)

@@ -3,10 +3,10 @@
 A candidate needs its team (to check it), record id, document, field and source type — never
 its text. Reading even a few payload keys makes the engine read and decode each point's whole
 payload, text included: at 100k records that was a quarter of a dense or sparse search
-(docs/benchmarks.md, session 3). Point ids are 64-bit integers of (team, record id)
-(``tansaku.store.ids``), so what an id names never changes; :class:`CandidateIndex` remembers
-it from the writes of this process and from one ``retrieve`` of the ids it has not seen, and
-searches ask the engine for ids and scores only.
+(docs/benchmarks.md, measured 2026-11-22 at ed41d40). Point ids are 64-bit integers of
+(team, record id) (``tansaku.store.ids``), so what an id names never changes;
+:class:`CandidateIndex` remembers it from the writes of this process and from one ``retrieve``
+of the ids it has not seen, and searches ask the engine for ids and scores only.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Revision ID: 0001
 Revises:
 Create Date: 2026-11-23
 
-The tables of the application (issue 13): search events, feedback, API keys, jobs, the
+The tables of the application (`tansaku serve`): search events, feedback, API keys, jobs, the
 unanswered log, conversations and messages. Types are spelled out here (not imported from
 models.py) so that this revision stays what it was when models change.
 """
