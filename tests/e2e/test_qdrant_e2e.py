@@ -2,7 +2,7 @@
 mode, ``--qdrant-url qdrant+local://…``) and against an embedded workspace: the same ingest of
 real Japanese Markdown and CSV, the same searches in every axis mode (bm25, dense, bigram,
 hybrid; with field, metadata and date filters) — the ``--json`` top-10 must be identical on
-both backends (the congruence the issue asks for); ``collections`` and ``delete`` too.
+both backends (docs/storage.md, "Congruence"); ``collections`` and ``delete`` too.
 Embeddings come from the fake OpenAI-compatible server over HTTP."""
 
 from __future__ import annotations
