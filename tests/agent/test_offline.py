@@ -125,3 +125,26 @@ def test_a_claim_trend_has_a_breakdown_a_change_and_cited_examples(ts, tables) -
     assert "・週別: " in answer.text and f"{got.previous_count}件から" in answer.text
     assert [c.doc_id for c in answer.citations] == [e["report_id"] for e in got.examples]
     assert all(c.collection == "daily_reports" and c.date for c in answer.citations)
+
+
+def test_two_named_periods_are_compared_and_the_best_store_is_named(ts, tables) -> None:
+    from tansaku.tables import StoreScope, compare_periods, get_sales_trend
+
+    answer = ask(ts, "先月と先々月、クレームはどっちが多かった？", now=NOW, tables=tables)
+    got = compare_periods(
+        tables,
+        "claim_count",
+        "2025-11-01",
+        "2025-11-30",
+        "2025-10-01",
+        "2025-10-31",
+        scope=StoreScope.all_stores(),
+    )
+    assert [e.tool for e in answer.events if e.type == "tool_call"] == ["compare_periods"]
+    assert f"先月(2025-11-01〜2025-11-30) {got.current.value}件" in answer.text
+    assert f"先々月(2025-10-01〜2025-10-31) {got.previous.value}件" in answer.text
+    best = ask(ts, "先週、売上が一番良かったのはどの店舗ですか", now=NOW, tables=tables)
+    trend = get_sales_trend(tables, "2025-12-01", "2025-12-07", scope=StoreScope.all_stores())
+    top = trend.by_store[0]
+    assert f"最も多いのは{top.store}({top.sales:,}円)" in best.text
+    assert "店舗別: " in best.text

@@ -53,3 +53,38 @@ def test_lab_note_question_goes_to_the_lab_notes(tools) -> None:
 def test_card_question_with_nothing_matching_is_unanswered(tools) -> None:
     answer = answer_offline("空を飛ぶ効果のカード", tools)
     assert answer.unanswered and "見つかりません" in answer.text
+
+
+def _only(tools, name: str):
+    return toolset(tools.scope.client, collections=[name], now=NOW)
+
+
+def test_cards_alone_share_words_and_list_the_searchs_cards_hedged(tools) -> None:
+    """With only the cards ticked, a card question the calibration is unsure of still lists
+    the card search's own best cards — as the search page would — said to be unsure and
+    logged as unanswered; a question sharing no word with any card is declined."""
+    from tansaku.agent.unanswered import UnansweredLog
+
+    log = UnansweredLog(tools.scope.client.workspace.home / "appdb.sqlite")
+    cards = _only(tools, "cards")
+    answer = answer_offline("継続ダメージ", cards, unanswered=log)
+    assert answer.citations and {c.collection for c in answer.citations} == {"cards"}
+    if answer.text.startswith("はっきり合うカードは見つかりませんでした"):
+        assert "近いカード" in answer.text
+        assert any(e.question == "継続ダメージ" for e in log.list(team="default"))
+    assert answer_offline("明日の天気は？", cards).unanswered
+
+
+def test_a_period_or_a_person_alone_lists_their_records(tools) -> None:
+    """「先月の実験ノートは?」「佐藤さんが担当した実験」: nothing to search for but the collection's
+    own words, a period and a person — the records of that period or person, by date."""
+    notes = _only(tools, "notes")
+    month = answer_offline("先月の実験ノートは？", notes)
+    assert month.text.startswith("2025-11-01〜2025-11-30の記録は次の")
+    assert month.citations and all(c.date.startswith("2025-11") for c in month.citations)
+    sato = answer_offline("佐藤さんが担当した実験", notes)
+    assert sato.text.startswith("佐藤さんの記録は次の")
+    assert [c.doc_id for c in sato.citations] == [
+        "note-01-silica-sol-gel-dipcoat",
+        "note-02-silica-spincoat-multilayer",
+    ]

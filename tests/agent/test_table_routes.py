@@ -141,3 +141,24 @@ def test_closed_days_events_needing_a_booking_and_a_venue(tools) -> None:
     assert not venue.unanswered and "会場: " in venue.text
     count = answer_offline("レストランは全部で何件ありますか", tools)
     assert not count.unanswered and "レストランの店舗" in count.text
+
+
+def test_a_station_walking_minutes_room_size_and_year_end_are_conditions() -> None:
+    """A station is a required condition (no store near it: none listed, never the word
+    dropped); 徒歩5分以内, 20人以上の個室, 個室料なし and 年末の休業 are read from their columns."""
+    from tansaku.agent.table_routes import plan
+
+    tools = {"search_stores", "search_events"}
+    near = plan("渋谷駅の近くのイタリアン", tools)
+    assert near is not None and "渋谷駅" in near.conditions
+    assert "渋谷" not in near.keywords
+    walk = plan("田町駅から歩いて5分以内のお店", tools)
+    assert walk is not None and {"田町駅", "徒歩5分以内"} <= set(walk.conditions)
+    assert not walk.keywords
+    room = plan("20人以上入れる個室がある店舗は？", tools)
+    assert room is not None and "個室20名以上" in room.conditions
+    free = plan("個室料がかからない店", tools)
+    assert free is not None and "個室料なし" in free.conditions
+    year_end = plan("年末に休業するお店は？", tools)
+    assert year_end is not None and "年末に休業" in year_end.conditions
+    assert "12-31" in year_end.sql and "01-01" not in year_end.sql

@@ -38,7 +38,8 @@ GREETING = (
 _FUTURE = re.compile(r"予測|予想|見込み|見通し|来年|来月|来週|将来|今後")
 # 「レジの現金が合わないことはどれくらいある?」: how often a daily-report measure … is a statistic
 _HOW_OFTEN = re.compile(
-    r"(売上|客数|現金|過不足|レジ|クレーム).*(どれくらい|どのくらい|何回|何件|頻度|いくら|多い)"
+    r"(売上|客数|現金|過不足|レジ|クレーム).*(どれくらい|どのくらい|何回|何件|頻度|いくら|多い|"
+    r"多か|少な|一番|最も|どの店|比べ|比較|どっち|どちら)"
 )
 
 
@@ -100,6 +101,14 @@ def answer_offline(
         events.extend(outcome.events)
         tried.append(SEARCH_TOOL)
         if outcome.text is not None:
+            if outcome.tentative and unanswered is not None:
+                unanswered.add(
+                    team=tools.scope.team,
+                    collection=", ".join(outcome.searched) or searched,
+                    question=question,
+                    reason=outcome.reason,
+                    tools=tried,
+                )
             return _done(question, outcome.text, list(outcome.citations), events)
         reason = outcome.reason
         searched = ", ".join(outcome.searched) or searched

@@ -20,6 +20,8 @@ _STAT_TOOLS = (
     (re.compile(r"."), "get_claim_breakdown", "クレーム", "claim_count"),
 )
 Call = Callable[[list[Event], str, dict[str, Any]], Any]
+_COMPARE = re.compile(r"比べ|比較|どっち|どちら|違い|差|多か|少なか|増え|減っ")
+_ASKS_TOP = re.compile(r"一番|いちばん|最も|もっとも|トップ|どの店|どこの店|どこが")
 
 
 def _signed(n: int, unit: str) -> str:
@@ -83,7 +85,11 @@ def statistics_answer(
     name, what, metric = next(
         (n, w, m) for pattern, n, w, m in _STAT_TOOLS if pattern.search(question)
     )
-    found = resolve_dates(question, scope.now).range
+    resolved = resolve_dates(question, scope.now)
+    found = resolved.range
+    other = resolve_dates(resolved.remainder, scope.now).range if found else None
+    if found is not None and other is not None and _COMPARE.search(question):
+        return _two_periods(call, events, (what, metric), (found, other))
     today = (scope.now.date() if scope.now else None) or date.today()
     start, end = (found.start, found.end) if found else (today - timedelta(days=30), today)
     data = call(events, name, {"date_from": start.isoformat(), "date_to": end.isoformat()})
@@ -104,6 +110,13 @@ def statistics_answer(
             f"(日報 {summary['report_count']}件)"
         )
         unit = "円"
+        stores = data.get("by_store") or []
+        if len(stores) > 1:
+            listed = "、".join(f"{r['store']} {r['sales']:,}円" for r in stores)
+            figures += f"。店舗別: {listed}"
+            if _ASKS_TOP.search(question):
+                best = stores[0]
+                figures = f"最も多いのは{best['store']}({best['sales']:,}円)。" + figures
     else:
         split = data.get("breakdown") or {}
         plus, minus = split.get("plus") or {}, split.get("minus") or {}
@@ -124,6 +137,38 @@ def statistics_answer(
     if compared is not None:
         figures += _comparison_text(compared, unit)
     return f"{span}の{what}: {figures}。(表 daily_reports の集計)", [], ""
+
+
+def _two_periods(
+    call: Call, events: list[Event], measure: tuple[str, str], periods: tuple[Any, Any]
+) -> tuple[str | None, list[Citation], str]:
+    """「先月と先々月、クレームはどっちが多かった?」: the two periods the question names."""
+    what, metric = measure
+    later, earlier = sorted(periods, key=lambda p: p.start, reverse=True)
+    args = {
+        "metric": metric,
+        "current_start": later.start.isoformat(),
+        "current_end": later.end.isoformat(),
+        "previous_start": earlier.start.isoformat(),
+        "previous_end": earlier.end.isoformat(),
+    }
+    data = call(events, "compare_periods", args)
+    if not isinstance(data, dict) or "error" in data:
+        return None, [], str(data.get("error") if isinstance(data, dict) else data)
+    unit = "件" if metric == "claim_count" else "円"
+    now, before = data.get("current_period") or {}, data.get("previous_period") or {}
+    a, b = int(now.get("value") or 0), int(before.get("value") or 0)
+    name = {id(later): later.expression, id(earlier): earlier.expression}
+    first = f"{name[id(later)] or '後の期間'}({later.start}〜{later.end})"
+    second = f"{name[id(earlier)] or '前の期間'}({earlier.start}〜{earlier.end})"
+    if a == b:
+        verdict = "同じです"
+    else:
+        verdict = f"{first if a > b else second}のほうが{abs(a - b):,}{unit}多い"
+    text = (
+        f"{what}: {first} {a:,}{unit}、{second} {b:,}{unit}。{verdict}。(表 daily_reports の集計)"
+    )
+    return text, [], ""
 
 
 def _comparison_text(data: dict[str, Any], unit: str) -> str:

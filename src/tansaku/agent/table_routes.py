@@ -35,7 +35,7 @@ def _c(pattern: str, label: str, sql: str) -> Condition:
 
 STORE_WORDS = re.compile(
     r"店舗|お店|レストラン|カフェ|飲食店|ランチ|ディナー|ショップ|イタリアン|フレンチ|和食|中華|"
-    r"居酒屋|ビストロ|ベーカリー|パン屋|(?<![\u3400-\u9fff])店(?=[をはがでにも?？])"
+    r"居酒屋|ビストロ|ベーカリー|パン屋|(?<![\u3400-\u9fff])店(?=[をはがでにも?？]|$)"
 )
 EVENT_WORDS = re.compile(r"イベント|催し|祭|フェス|マルシェ|ワークショップ|教室|ライブ|体験会")
 
@@ -196,7 +196,10 @@ def _keywords(question: str, known: tuple[Condition, ...]) -> list[str]:
     for c in known:
         question = c.pattern.sub(" ", question)
     shows = (*SHOW_COLUMNS, *EVENT_SHOW_COLUMNS)
-    for pattern in (_CLOSED_ON, _OPEN_ON, _CODE, *(p for p, _ in shows)):
+    fixed = (_CLOSED_ON, _OPEN_ON, _CODE, _CAPACITY, _WALK, _STATION, _NO_ROOM_CHARGE)
+    if _YEAR_END.search(question) and _CLOSED.search(question):
+        fixed = (*fixed, _YEAR_END, _CLOSED)
+    for pattern in (*fixed, *(p for p, _ in shows)):
         question = pattern.sub(" ", question)
     out: list[str] = []
     for term in get_analyzer().terms(question):
@@ -301,9 +304,64 @@ def _query(
     )
 
 
+_CAPACITY = re.compile(
+    r"(\d{1,4})\s*(?:人|名)\s*(?:以上|から|超|も)?(?:で|が)?(?:も)?(?:入れ|入る|座れ|使え|利用)"
+)
+_WALK = re.compile(r"(?:徒歩|歩いて)\s*(\d{1,2})\s*分\s*(?:以内|まで|以下|圏内)")
+_STATION = re.compile(r"([\u3400-\u9fff\u30a0-\u30ff]{1,8})駅")
+_YEAR_END = re.compile(r"年末|年始|大晦日|お正月|正月")
+_YEAR_END_DAYS = ("12-28", "12-29", "12-30", "12-31")
+_NEW_YEAR_DAYS = ("01-01", "01-02", "01-03")
+_CLOSED = re.compile(r"休業|休み|休店|閉まる|閉まって|やってない|定休")
+_NO_ROOM_CHARGE = re.compile(
+    r"(?:個室料|室料)(?:が|は)?(?:かからない|掛からない|無料|なし|無し|不要|タダ)"
+)
+
+
+def place_conditions(question: str) -> list[tuple[str, str]]:
+    """A station (「田町駅から歩いて5分以内」「渋谷駅の近く」) is a required condition on the
+    access route, never a word dropped: no store near it means none is listed."""
+    out = []
+    for m in _STATION.finditer(question):
+        name = m.group(1).removeprefix("の")
+        if name and _WORD.match(name):
+            out.append(
+                (
+                    f"(access_route LIKE '%{name}%' OR address LIKE '%{name}%')",
+                    f"{name}駅",
+                )
+            )
+    walk = _WALK.search(question)
+    if walk is not None:
+        minutes = int(walk.group(1))
+        sql = f"TRY_CAST(regexp_extract(access_route, '徒歩(\\d+)分', 1) AS INTEGER) <= {minutes}"
+        out.append((sql, f"徒歩{minutes}分以内"))
+    return out
+
+
 def _stores(question: str) -> TableQuery:
     select = "SELECT store_id, store_name, category, description, address FROM stores"
-    fixed: list[tuple[str, str]] = []
+    fixed: list[tuple[str, str]] = list(place_conditions(question))
+    capacity = _CAPACITY.search(question)
+    if capacity is not None and "個室" in question:
+        n = int(capacity.group(1))
+        sql = f"TRY_CAST(json_extract_string(private_room, '$.capacity') AS INTEGER) >= {n}"
+        fixed.append((sql, f"個室{n}名以上"))
+    if _NO_ROOM_CHARGE.search(question):
+        fixed.append(
+            (
+                "(private_room LIKE '%室料なし%' OR private_room LIKE '%個室料なし%' "
+                "OR private_room LIKE '%室料無料%')",
+                "個室料なし",
+            )
+        )
+    if _YEAR_END.search(question) and _CLOSED.search(question):
+        end = "年末" in question or "大晦日" in question
+        start = "年始" in question or "正月" in question
+        wanted = (_YEAR_END_DAYS if end else ()) + (_NEW_YEAR_DAYS if start else ())
+        days = " OR ".join(f"irregular_closures LIKE '%-{d}%'" for d in wanted)
+        label = "年末年始" if end and start else "年末" if end else "年始"
+        fixed.append((f"({days})", f"{label}に休業"))
     code = _store_code(question)
     if code:
         fixed.append((f"store_id = '{code}'", code))

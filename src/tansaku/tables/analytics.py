@@ -134,6 +134,13 @@ class WeekAverage:
 
 
 @dataclass(frozen=True)
+class StoreSales:
+    store: str
+    sales: int
+    report_count: int
+
+
+@dataclass(frozen=True)
 class SalesTrend(JsonResult):
     period: Period
     scope: StoreScope
@@ -143,6 +150,8 @@ class SalesTrend(JsonResult):
     """Sales summed over the scope's stores per day, oldest first."""
     weekly_avg: tuple[WeekAverage, ...]
     """Average per report in 7-day blocks from the period start (weeks without reports left out)."""
+    by_store: tuple[StoreSales, ...] = ()
+    """Sales per store, highest first (the scope's one store when it names one)."""
 
     @property
     def avg_sales(self) -> int:
@@ -161,6 +170,10 @@ class SalesTrend(JsonResult):
             "weekly_avg": [
                 {"week": w.label, "avg_sales": w.avg_sales, "report_count": w.report_count}
                 for w in self.weekly_avg
+            ],
+            "by_store": [
+                {"store": b.store, "sales": b.sales, "report_count": b.report_count}
+                for b in self.by_store
             ],
         }
         return period_result(self.period, self.scope, body, report_count=self.report_count)
@@ -204,6 +217,12 @@ def get_sales_trend(
         tail='GROUP BY "date" ORDER BY "date"',
     )
     rows = [(parse_date(iso(d)), as_int(s), as_int(n)) for d, s, n in per_day]
+    per_store = reports.rows(
+        "store, sum(sales), count(sales)",
+        period,
+        where="sales IS NOT NULL",
+        tail="GROUP BY store ORDER BY sum(sales) DESC, store",
+    )
     return SalesTrend(
         period=period,
         scope=scope,
@@ -211,6 +230,7 @@ def get_sales_trend(
         report_count=sum(n for _, _, n in rows),
         daily_trend=tuple(DaySales(d.isoformat(), s) for d, s, _ in rows),
         weekly_avg=_weeks(period, rows),
+        by_store=tuple(StoreSales(str(st), as_int(v), as_int(n)) for st, v, n in per_store),
     )
 
 

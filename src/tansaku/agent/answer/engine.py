@@ -13,9 +13,17 @@ from tansaku.agent.events import Citation, Event
 from tansaku.errors import TansakuError
 from tansaku.records import Record
 from tansaku.store.base import Filter
+from tansaku.text.normalize import normalize
 from tansaku.tools.roles import CARDS, ROLE_LABELS
 from tansaku.tools.scope.calibration import calibrate, threshold_for
-from tansaku.tools.scope.candidates import Candidate, Question, Retrieved, search_scope
+from tansaku.tools.scope.candidates import (
+    LIST_MAX,
+    Candidate,
+    Question,
+    Retrieved,
+    named_conditions,
+    search_scope,
+)
 from tansaku.tools.spec import ToolScope
 
 MAX_SOURCES = 3
@@ -38,6 +46,9 @@ class Outcome:
     events: tuple[Event, ...]
     reason: str
     searched: tuple[str, ...]
+    tentative: bool = False
+    """An answer of candidates for the user to check (``reason`` says why it is not sure):
+    shown with its sources, and logged as unanswered."""
 
 
 def _percent(p: float) -> str:
@@ -131,7 +142,7 @@ def _quotes_text(quotes: Sequence[Quote]) -> str:
     return "\n".join(f"・{q.text}({_where(q.candidate)})" for q in quotes)
 
 
-def _cards_text(scope: ToolScope, cards: Sequence[Candidate]) -> str:
+def _cards_lines(scope: ToolScope, cards: Sequence[Candidate]) -> str:
     from tansaku.tools.knowledge import card_effects
 
     by_collection: dict[str, list[str]] = {}
@@ -149,7 +160,92 @@ def _cards_text(scope: ToolScope, cards: Sequence[Candidate]) -> str:
         effect = " ".join((effects.get(c.hit.doc_id) or c.hit.record.text).split())
         effect = effect if len(effect) <= 80 else effect[:79] + "…"
         lines.append(f"・{c.title}({what}){effect}" if what else f"・{c.title} {effect}")
-    return f"効果が合うカードは次の{len(lines)}枚です。\n" + "\n".join(lines)
+    return "\n".join(lines)
+
+
+def _listing_answer(
+    question: str,
+    ranked: Sequence[Candidate],
+    found: Retrieved,
+    events: list[Event],
+    searched: tuple[str, ...],
+) -> Outcome:
+    """「先月の実験ノートは?」: the records of the period or person, oldest first, one per
+    document."""
+    docs: dict[tuple[str, str], Candidate] = {}
+    for c in ranked:
+        docs.setdefault((c.collection, c.hit.doc_id), c)
+    chosen = sorted(
+        docs.values(), key=lambda c: (str(c.hit.record.metadata.get("date") or ""), c.features.rank)
+    )[:LIST_MAX]
+    what = f"{found.period}の" if found.period else ""
+    for condition in named_conditions(question):
+        key, _, value = condition.partition("=")
+        what += f"{value}さんの" if key == "author" else f"{value}の"
+    events.append(
+        Event(
+            type="thought",
+            text=f"{what}記録そのものを聞いているので、当てはまる記録を日付の順に一覧にします",
+        )
+    )
+    lines = [f"・{_where(c)}" for c in chosen]
+    head = f"{what}記録は次の{len(chosen)}件です"
+    more = f"(表示は最大{LIST_MAX}件)" if len(docs) > LIST_MAX else ""
+    text = f"{head}{more}。\n" + "\n".join(lines)
+    return Outcome(text, tuple(citation_of(c) for c in chosen), tuple(events), "", searched)
+
+
+MIN_TITLE = 3
+
+
+def _named(c: Candidate, question: str) -> bool:
+    """Whether the question names the candidate's record by its title (「白銀の騎士団長の効果」)."""
+    title = normalize(c.title)
+    return len(title) >= MIN_TITLE and title in normalize(question)
+
+
+def _named_first(ranked: list[Candidate], question: str) -> list[Candidate]:
+    """The candidates whose title the question names first, each group in its order."""
+    named = [c for c in ranked if _named(c, question)]
+    return [*named, *(c for c in ranked if not _named(c, question))] if named else ranked
+
+
+def _cards_only(ranked: Sequence[Candidate]) -> bool:
+    return all(c.role == CARDS for c in ranked)
+
+
+def _cards_answer(
+    question: str,
+    scope: ToolScope,
+    ranked: Sequence[Candidate],
+    events: list[Event],
+    searched: tuple[str, ...],
+    *,
+    sure: bool,
+) -> Outcome:
+    top = ranked[0]
+    floor = CARD_SHARE * top.probability if sure else 0.0  # unsure: the search's own list
+    cards = sorted(  # a list of cards keeps the card search's own order, a named card first
+        (c for c in ranked if c.collection == top.collection and c.probability >= floor),
+        key=lambda c: (not _named(c, question), c.features.rank),
+    )[:MAX_CARDS]
+    if sure:
+        thought = "カードの効果を聞いているので、合うカードを一覧にします"
+        head = f"効果が合うカードは次の{len(cards)}枚です。"
+    else:
+        thought = (
+            f"はっきり合うカードはありません(最も確からしい「{top.title}」でも "
+            f"{_percent(top.probability)})。質問の語を含む近いカードを、確かめてもらう候補として示します"
+        )
+        head = (
+            "はっきり合うカードは見つかりませんでした。"
+            f"近いカードは次の{len(cards)}枚です(効果をご確認ください)。"
+        )
+    events.append(Event(type="thought", text=thought))
+    text = head + "\n" + _cards_lines(scope, cards)
+    cites = tuple(citation_of(c) for c in cards)
+    reason = "" if sure else f"はっきり合うカードがありません(最も近い「{top.title}」)"
+    return Outcome(text, cites, tuple(events), reason, searched, tentative=not sure)
 
 
 def _no_words_in_common(c: Candidate) -> bool:
@@ -177,12 +273,21 @@ def answer_scope(question: str, scope: ToolScope, names: Sequence[str] | None = 
     ]
     found: Retrieved = search_scope(scope, q, targets)
     ranked, answerable = calibrate(found.candidates, found.embedders)
+    ranked = _named_first(ranked, question)
     threshold = threshold_for(found.embedders.get(ranked[0].collection, "")) if ranked else 1.0
     events.append(Event(type="tool_result", tool=SEARCH_TOOL, text=_result_summary(ranked)))
     searched = tuple(found.searched)
     for name, problem in found.problems.items():
         events.append(Event(type="thought", text=f"{name} は検索できません: {problem}"))
+    if ranked and found.listing:
+        return _listing_answer(question, ranked, found, events, searched)
     unsupported = bool(ranked) and _no_words_in_common(ranked[0])
+    if ranked and not unsupported and _cards_only(ranked):
+        # a list of cards is a search result the user reads, as on the search page: shown
+        # whenever the cards share the question's words, hedged when none clearly fits
+        return _cards_answer(
+            question, scope, ranked, events, searched, sure=answerable >= threshold
+        )
     if not ranked or answerable < threshold or unsupported:
         best = ranked[0] if ranked else None
         if best is None and found.period:  # 「昨日の問題」 on a day nobody recorded
@@ -199,18 +304,6 @@ def answer_scope(question: str, scope: ToolScope, names: Sequence[str] | None = 
         events.append(Event(type="thought", text=reason))
         return Outcome(None, (), tuple(events), reason, searched)
     top = ranked[0]
-    if top.role == CARDS:
-        floor = CARD_SHARE * top.probability
-        cards = sorted(  # a list of cards keeps the card search's own order
-            (c for c in ranked if c.collection == top.collection and c.probability >= floor),
-            key=lambda c: c.features.rank,
-        )
-        events.append(
-            Event(type="thought", text="カードの効果を聞いているので、合うカードを一覧にします")
-        )
-        text = _cards_text(scope, cards[:MAX_CARDS])
-        cites = tuple(citation_of(c) for c in cards[:MAX_CARDS])
-        return Outcome(text, cites, tuple(events), "", searched)
     floor = SOURCE_SHARE * top.probability
     pool = [c for c in ranked if c.probability >= floor][:MAX_SOURCES]
     siblings = _siblings(scope, pool)

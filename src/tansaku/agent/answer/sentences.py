@@ -20,7 +20,7 @@ MAX_CHARS = 160
 """Quotes stop before this many characters in all."""
 LONG_SENTENCE = 120
 """A longer sentence is quoted as the window of its clauses around the question's words."""
-_MARK = re.compile(r"^\s*(?:[-*+・•●○◆■□▪]|\(?\d{1,3}[.)．）]|[①-⑳])\s*")
+_MARK = re.compile(r"^\s*(?:[-*+・•●○◆■□▪]|\(?\d{1,3}[.)．）](?!\d)|[①-⑳])\s*")  # not 4.0 mL
 _META_LINE = re.compile(r"^[^\s:：。、]{1,12}[:：]\s*[^。]{0,40}$")
 _HEADING = re.compile(r"^\s*#{1,6}\s")
 _NUMBERED = re.compile(r"^(?:第?\d+(?:\.\d+)*[章節]?|[０-９]+)\s*[^\s。、!?！？]{1,20}$")
@@ -37,6 +37,8 @@ _ASKS_AMOUNT = re.compile(
     r"どれくらい|どのくらい|どれほど|何ml|量は|温度は|濃度は|ph|時間は|期限|いつ|何時"
 )
 _NUMBER = re.compile(r"\d")
+_ASKS_UNIT = re.compile(r"何(度|℃|層|分|秒|時間|回|%|％|個|枚|円|人|件|日|倍|キロ|グラム|ml)")
+_ASKS_OF = re.compile(r"([a-z]{2,}|[ァ-ヴー]{2,})(?:は|を)?(?:いくつ|いくら|何)")
 _ASKS_BEST = re.compile(r"一番|いちばん|最も|もっとも|最高|最適|ベスト")
 _SAYS_BEST = re.compile(r"最も|もっとも|一番|最適|最高|最良|良好|適して|よかった|良かった")
 ANSWER_TYPE_BONUS = 0.35
@@ -49,6 +51,10 @@ def _answer_type(question: str) -> list[re.Pattern[str]]:
     wanted = []
     if _ASKS_AMOUNT.search(norm):
         wanted.append(_NUMBER)
+        if unit := _ASKS_UNIT.search(norm):  # 何層 → 「5層」, not any number (「1層あたり」)
+            wanted.append(re.compile(r"\d\s*" + re.escape(unit.group(1)), re.IGNORECASE))
+        if topic := _ASKS_OF.search(norm):  # 「pHはいくつ」 → 「pH 4.2」
+            wanted.append(re.compile(re.escape(topic.group(1)) + r"[^。]{0,8}?\d", re.IGNORECASE))
     if _ASKS_BEST.search(norm):
         wanted.append(_SAYS_BEST)
     return wanted

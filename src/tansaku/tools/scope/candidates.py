@@ -33,13 +33,16 @@ from tansaku.text.names import people_in, stores_in
 from tansaku.text.ngram import bigrams
 from tansaku.text.normalize import normalize
 from tansaku.tools.roles import KNOWLEDGE, role_of
-from tansaku.tools.scope.words import QUESTION_WORDS
+from tansaku.tools.scope.words import DOING_WORDS, QUESTION_WORDS
 from tansaku.tools.spec import ToolScope
 
 DF_CAP = 1000
 """Records counted per term for a collection without sentence units (rarer terms are exact)."""
 PER_COLLECTION = 5
 """Hits taken from each collection of the scope."""
+LIST_MAX = 10
+"""Records taken from each collection when the question asks for a period's or a person's
+records (the designs' list limit)."""
 _META_KEYS = ("title", "store", "author", "category", "chapter", "section", "question")
 
 
@@ -195,10 +198,7 @@ def collection_candidates(
     coverage is its best over the queries it matched."""
     if not hits:
         return []
-    try:  # read once: the view's config names the axes, the role and the description
-        config: CollectionConfig | None = scope.client.collection(collection).config
-    except TansakuError:
-        config = None
+    config = _config(scope, collection)  # read once: it names the axes, role and description
     question = _about(collection, config, question)
     variants = {q: Question.of(q) for q in expanded[1:] if q != question.text}
     terms = list(dict.fromkeys([*question.terms, *(t for v in variants.values() for t in v.terms)]))
@@ -241,6 +241,13 @@ def collection_candidates(
     return out
 
 
+def _config(scope: ToolScope, collection: str) -> CollectionConfig | None:
+    try:
+        return scope.client.collection(collection).config
+    except TansakuError:
+        return None
+
+
 @lru_cache(maxsize=256)
 def _described_by(name: str, description: str) -> frozenset[str]:
     return frozenset(get_analyzer().terms(f"{name} {description}"))
@@ -257,6 +264,20 @@ def _about(collection: str, config: CollectionConfig | None, question: Question)
     return replace(question, terms=rest) if rest and rest != question.terms else question
 
 
+def _lists(collection: str, config: CollectionConfig | None, question: Question) -> bool:
+    """Whether ``question`` holds nothing to search for but the collection's own words, what
+    someone did and who (「佐藤さんが担当した実験」「先月の実験ノートは?」)."""
+    described = _described_by(collection, config.description) if config is not None else ()
+    names = {
+        t
+        for n in (*stores_in(question.text), *people_in(question.text))
+        for t in get_analyzer().terms(n)
+    }
+    return not [
+        t for t in question.terms if t not in described and t not in names and t not in DOING_WORDS
+    ]
+
+
 @dataclass(frozen=True)
 class Retrieved:
     """What the scope's search found: the candidates of every collection, the term weights
@@ -269,6 +290,9 @@ class Retrieved:
     searched: list[str]
     period: str = ""
     """The days a date in the question named (「昨日」 → 2025-12-10〜2025-12-10), if any."""
+    listing: bool = False
+    """The question asks for the records of a period or a person and nothing else (「先月の
+    実験ノートは?」): the candidates are those records, up to ``LIST_MAX`` per collection."""
 
 
 def named_conditions(text: str) -> tuple[str, ...]:
@@ -321,15 +345,22 @@ def search_scope(
     undated: set[str] = set()  # named a date the collection cannot filter by
     dated = False
     period = ""
+    listing: list[bool] = []
     for name in targets:
         if not scope.client.has_collection(name):
             problems[name] = "まだ作られていません"
             continue
         try:
             result = _search(scope, name, question, per_collection)
+            lists = _lists(name, _config(scope, name), question) and (
+                result.plan.date_range is not None or bool(named_conditions(question.text))
+            )
+            if lists and per_collection < LIST_MAX:
+                result = _search(scope, name, question, LIST_MAX)
         except TansakuError as exc:
             problems[name] = str(exc)
             continue
+        listing.append(lists)
         if result.plan.date_range is not None and not period:
             days = result.plan.date_range.to_dict()
             period = f"{days['from']}〜{days['to']}"
@@ -348,7 +379,8 @@ def search_scope(
     if dated:  # 「12月10日のクレーム」: only collections that could keep to that day answer it
         found = [c for c in found if c.collection not in undated]
     searched = [n for n in targets if n not in problems]
-    return Retrieved(found, weights, embedders, problems, searched, period)
+    lists = bool(listing) and all(listing)
+    return Retrieved(found, weights, embedders, problems, searched, period, listing=lists)
 
 
 def roles_in(candidates: Sequence[Candidate]) -> Mapping[str, str]:

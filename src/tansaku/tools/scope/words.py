@@ -98,3 +98,10 @@ QUESTION_WORDS = frozenset(
         "答える",
     ]
 )
+
+DOING_WORDS = frozenset(
+    ["担当", "遣る", "やる", "行う", "実施", "書く", "作成", "投稿", "提出", "出す", "使う"]
+)
+"""What someone did with a record (「佐藤さんが担当した実験」「10月にやった実験」): with the
+collection's own words and a named period or person, nothing is left to search for, and the
+question asks for the list of that period's or person's records."""
