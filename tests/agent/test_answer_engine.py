@@ -156,3 +156,16 @@ def test_a_day_nobody_recorded_is_named_in_the_reason(client) -> None:
     assert answer.unanswered
     day = (NOW + timedelta(days=399)).date().isoformat()
     assert f"{day}〜{day}の記録はありません" in answer.text
+
+
+def test_a_decimal_is_no_list_mark_and_the_unit_asked_for_wins() -> None:
+    """「4.0 mLの条件で…」 stays whole (4. is no list number); 何層 asks for a number of 層,
+    何度 a temperature in °C."""
+    from tansaku.agent.answer.sentences import _answer_type
+
+    note = "アンモニア量を増やすと粒径は大きくなった。4.0 mLの条件で最も単分散性がよかった。"
+    assert "4.0 mLの条件で最も単分散性がよかった。" in sentences_of(note)
+    layers = _answer_type("スピンコートで何層まで積層しましたか")
+    assert any(p.search("1 / 3 / 5層まで積層した") for p in layers[1:])
+    heat = _answer_type("ハンバーグの芯温は何度？")
+    assert any(p.search("中心部が75 °Cで1分間以上") for p in heat[1:])

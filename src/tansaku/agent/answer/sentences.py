@@ -38,6 +38,7 @@ _ASKS_AMOUNT = re.compile(
 )
 _NUMBER = re.compile(r"\d")
 _ASKS_UNIT = re.compile(r"何(度|℃|層|分|秒|時間|回|%|％|個|枚|円|人|件|日|倍|キロ|グラム|ml)")
+_SAME_UNIT = {"度": "度|°c|℃", "℃": "度|°c|℃", "%": "%|％", "％": "%|％"}
 _ASKS_OF = re.compile(r"([a-z]{2,}|[ァ-ヴー]{2,})(?:は|を)?(?:いくつ|いくら|何)")
 _ASKS_BEST = re.compile(r"一番|いちばん|最も|もっとも|最高|最適|ベスト")
 _SAYS_BEST = re.compile(r"最も|もっとも|一番|最適|最高|最良|良好|適して|よかった|良かった")
@@ -52,7 +53,8 @@ def _answer_type(question: str) -> list[re.Pattern[str]]:
     if _ASKS_AMOUNT.search(norm):
         wanted.append(_NUMBER)
         if unit := _ASKS_UNIT.search(norm):  # 何層 → 「5層」, not any number (「1層あたり」)
-            wanted.append(re.compile(r"\d\s*" + re.escape(unit.group(1)), re.IGNORECASE))
+            units = _SAME_UNIT.get(unit.group(1), re.escape(unit.group(1)))
+            wanted.append(re.compile(r"\d\s*(?:" + units + ")", re.IGNORECASE))
         if topic := _ASKS_OF.search(norm):  # 「pHはいくつ」 → 「pH 4.2」
             wanted.append(re.compile(re.escape(topic.group(1)) + r"[^。]{0,8}?\d", re.IGNORECASE))
     if _ASKS_BEST.search(norm):
