@@ -148,3 +148,9 @@ def test_two_named_periods_are_compared_and_the_best_store_is_named(ts, tables) 
     top = trend.by_store[0]
     assert f"最も多いのは{top.store}({top.sales:,}円)" in best.text
     assert "店舗別: " in best.text
+
+
+def test_an_event_with_nothing_ahead_lists_the_past_ones_said_to_be_past(ts, tables) -> None:
+    answer = ask(ts, "トラットリア・ポルトフィーノでやるイベント", now=NOW, tables=tables)
+    assert answer.text.startswith("2025-12-11以降の予定はありません。過去の開催:")
+    assert [c.doc_id for c in answer.citations] == ["EVT-007"]

@@ -88,3 +88,22 @@ def test_a_period_or_a_person_alone_lists_their_records(tools) -> None:
         "note-01-silica-sol-gel-dipcoat",
         "note-02-silica-spincoat-multilayer",
     ]
+
+
+def test_a_kind_the_question_asks_for_narrows_the_cards(tools) -> None:
+    """「ドラゴンのフォロワー」 keeps to cards whose class and type hold those values; a value the
+    card acts on (「アミュレットのカウントダウンを早める」) narrows nothing."""
+    from tansaku.tools.scope.candidates import facet_conditions
+
+    client = tools.scope.client
+    hits = client.search("紅蓮の飛竜 疾走 カウントダウン", collection="cards", top_k=20).hits
+    kinds = {(h.record.metadata.get("class"), h.record.metadata.get("type")) for h in hits}
+    assert ("ドラゴン", "フォロワー") in kinds and any(t == "アミュレット" for _, t in kinds)
+    assert facet_conditions("疾走を持つドラゴンのフォロワー", hits) == (
+        "class=ドラゴン",
+        "type=フォロワー",
+    )
+    assert facet_conditions("アミュレットのカウントダウンを早めるカード", hits) == ()
+    assert facet_conditions("カウントダウンを進めるアミュレット", hits) == ("type=アミュレット",)
+    answer = answer_offline("疾走を持つドラゴンのフォロワー", _only(tools, "cards"))
+    assert answer.citations

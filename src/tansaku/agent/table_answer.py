@@ -125,6 +125,20 @@ def table_answer(
     )
     data = call(events, tool, {"sql_query": sql})
     rows = data.get("results") if isinstance(data, dict) else None
+    past = ""
+    if not rows and table.upcoming in where:  # nothing ahead: what there was, said to be past
+        where = [w for w in where if w != table.upcoming]
+        before = select + (" WHERE " + " AND ".join(where) if where else "")
+        before += f" ORDER BY start_date DESC, event_id LIMIT {MAX_LISTED}"
+        events.append(
+            Event(type="thought", text=f"これからの予定はないので、過去の開催を探します: {before}")
+        )
+        data = call(events, tool, {"sql_query": before})
+        rows = data.get("results") if isinstance(data, dict) else None
+        total = _count(call, events, tool, where)
+        upcoming = labels[0] if labels else ""
+        past = f"{upcoming}の予定はありません。過去の開催:" if rows else ""
+        wanted = "・".join(labels[1:]) or "すべて"
     if not rows:
         message = data.get("message") or data.get("error") or "該当する行がありません"
         return None, [], f"{wanted}: {message}"
@@ -137,4 +151,6 @@ def table_answer(
     n = total if total is not None else len(rows)
     shown = f"{n}件中{len(rows)}件を表示" if n > len(rows) else f"{n}件"
     head = f"{wanted}の{kind}は次のとおりです(表 {TABLE_OF[tool]}、{shown})。{note}"
+    if past:
+        head = f"{past}{wanted}の{kind}(表 {TABLE_OF[tool]}、{shown})。{note}"
     return head + "\n" + "\n".join(lines), cites, ""

@@ -13,7 +13,7 @@ against the data before any of them may narrow the rows.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 
 from tansaku.text import get_analyzer
@@ -183,6 +183,9 @@ class TableQuery:
     """Other content words: conditions only where the data holds them (``table_answer``)."""
     show: tuple[str, ...] = ()
     """Columns the question asks about (shown for each row)."""
+    upcoming: str = ""
+    """The condition "from today on" an event question got without naming a date: when no
+    upcoming event matches, the past ones that do are listed, said to be past."""
 
     @property
     def sql(self) -> str:
@@ -387,7 +390,7 @@ def _events(question: str, now: datetime) -> TableQuery:
     select = (
         "SELECT event_id, event_name, start_date, end_date, venue, price, description FROM events"
     )
-    return _query(
+    query = _query(
         question,
         "search_events",
         EVENT_CONDITIONS,
@@ -395,3 +398,4 @@ def _events(question: str, now: datetime) -> TableQuery:
         "start_date, event_id",
         fixed=(when,),
     )
+    return replace(query, upcoming=when[0]) if window is None else query

@@ -307,21 +307,93 @@ def named_conditions(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+_NOT_FACETS = frozenset(
+    [
+        "title",
+        "date",
+        "section",
+        "chapter",
+        "question",
+        "source",
+        "path",
+        "url",
+        "id",
+        "store",
+        "author",
+        "source_type",
+        "file",
+        "page",
+    ]
+)
+"""Metadata keys whose values are descriptions, dates or handled by :func:`named_conditions`."""
+MAX_FACET = 12
+
+
+def facet_conditions(
+    text: str, hits: Sequence[Hit], ignored: frozenset[str] = frozenset()
+) -> tuple[str, ...]:
+    """``where`` conditions for the metadata values the question names among its hits' as the
+    kind of record it asks for (「疾走を持つドラゴンのフォロワー」 over cards whose ``class`` and
+    ``type`` hold ドラゴン and フォロワー). A value is that kind only where nothing but other named
+    values, question words and ``ignored`` words (the collection's own) follow it: in 「アミュレット
+    のカウントダウンを早めるカード」 the amulet is what the card acts on, not what it is."""
+    norm = normalize(text)
+    named: dict[str, set[str]] = {}
+    for hit in hits:
+        for key, value in hit.record.metadata.items():
+            if key in _NOT_FACETS or not isinstance(value, str) or "," in value:
+                continue
+            v = normalize(value.strip())
+            if 2 <= len(v) <= MAX_FACET and not v.isdigit() and v in norm:
+                named.setdefault(key, set()).add(v)
+    values = {v for vs in named.values() for v in vs}
+    skip = QUESTION_WORDS | DOING_WORDS | ignored
+    analyzer = get_analyzer()
+
+    def heads(v: str) -> bool:
+        rest = norm[norm.rindex(v) + len(v) :]
+        for other in values:
+            rest = rest.replace(other, " ")
+        return all(t in skip for t in analyzer.terms(rest))
+
+    out = []
+    for key, vs in sorted(named.items()):
+        kinds = [v for v in vs if heads(v)]
+        if len(kinds) == 1:
+            out.append(f"{key}={kinds[0]}")
+    return tuple(out)
+
+
 def _search(scope: ToolScope, name: str, question: Question, k: int) -> Any:
     """The collection's search for ``question``, kept to the store and person it names where
     the collection's records have those fields (a collection without them is searched
-    whole)."""
-    where = named_conditions(question.text)
+    whole), then to the metadata values it names among the hits (:func:`facet_conditions`)."""
+    result = _search_where(scope, name, question, k, named_conditions(question.text))
+    config = _config(scope, name)
+    own = _described_by(name, config.description) if config is not None else frozenset()
+    facets = facet_conditions(question.text, result.hits, own)
+    if not facets:
+        return result
+    where = (*named_conditions(question.text), *facets)
+    try:
+        narrowed = _run(scope, name, question, k, where)
+    except InvalidRequest:
+        return result
+    return narrowed if narrowed.hits else result
+
+
+def _run(scope: ToolScope, name: str, question: Question, k: int, where: tuple[str, ...]) -> Any:
+    return scope.client.search(
+        question.text, collection=name, team=scope.team, top_k=k, now=scope.now, where=where
+    )
+
+
+def _search_where(
+    scope: ToolScope, name: str, question: Question, k: int, where: tuple[str, ...]
+) -> Any:
     for conditions in (where, ()) if where else ((),):
         try:
-            return scope.client.search(
-                question.text,
-                collection=name,
-                team=scope.team,
-                top_k=k,
-                now=scope.now,
-                where=conditions,
-            )
+            return _run(scope, name, question, k, conditions)
         except InvalidRequest:
             if not conditions:
                 raise
