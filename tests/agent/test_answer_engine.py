@@ -169,3 +169,21 @@ def test_a_decimal_is_no_list_mark_and_the_unit_asked_for_wins() -> None:
     assert any(p.search("1 / 3 / 5層まで積層した") for p in layers[1:])
     heat = _answer_type("ハンバーグの芯温は何度？")
     assert any(p.search("中心部が75 °Cで1分間以上") for p in heat[1:])
+
+
+def test_where_to_look_and_the_comments_on_a_post(client) -> None:
+    """「高橋美咲さんの日報で…」 keeps to daily reports (not her bulletin-board post); a question
+    about who commented on a post shows the post's comments with their authors."""
+    diary = ask(
+        client,
+        "高橋美咲さんの日報で冷蔵庫のことが書いてあるのはどれ？",
+        collections=["reports"],
+        now=NOW,
+    )
+    assert diary.citations and diary.citations[0].doc_id.startswith("DR-")
+    who = ask(
+        client, "ウォークイン冷蔵庫の投稿にコメントしたのは誰？", collections=["reports"], now=NOW
+    )
+    comments = [c for c in who.citations if c.doc_id.startswith("CMT-")]
+    assert who.citations[0].doc_id.startswith("BBS-") and comments
+    assert all(line.startswith("コメント: ") for line in who.text.splitlines()[1:])

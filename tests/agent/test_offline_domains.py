@@ -93,7 +93,7 @@ def test_a_period_or_a_person_alone_lists_their_records(tools) -> None:
 def test_a_kind_the_question_asks_for_narrows_the_cards(tools) -> None:
     """「ドラゴンのフォロワー」 keeps to cards whose class and type hold those values; a value the
     card acts on (「アミュレットのカウントダウンを早める」) narrows nothing."""
-    from tansaku.tools.scope.candidates import facet_conditions
+    from tansaku.tools.scope.conditions import facet_conditions
 
     client = tools.scope.client
     hits = client.search("紅蓮の飛竜 疾走 カウントダウン", collection="cards", top_k=20).hits

@@ -199,7 +199,15 @@ def _keywords(question: str, known: tuple[Condition, ...]) -> list[str]:
     for c in known:
         question = c.pattern.sub(" ", question)
     shows = (*SHOW_COLUMNS, *EVENT_SHOW_COLUMNS)
-    fixed = (_CLOSED_ON, _OPEN_ON, _CODE, _CAPACITY, _WALK, _STATION, _NO_ROOM_CHARGE)
+    fixed: tuple[re.Pattern[str], ...] = (
+        _CLOSED_ON,
+        _OPEN_ON,
+        _CODE,
+        _CAPACITY,
+        _WALK,
+        _STATION,
+        _NO_ROOM_CHARGE,
+    )
     if _YEAR_END.search(question) and _CLOSED.search(question):
         fixed = (*fixed, _YEAR_END, _CLOSED)
     for pattern in (*fixed, *(p for p, _ in shows)):

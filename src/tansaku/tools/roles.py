@@ -23,6 +23,12 @@ _BY_SOURCE_TYPE = {
     "note": NOTES,
     "card": CARDS,
 }
+RECORD_KINDS = {
+    "daily_report": ("日報",),
+    "bbs_post": ("掲示板", "投稿"),
+    "bbs_comment": ("コメント", "返信"),
+}
+"""A record's ``source_type`` → the words a question names it by (「高橋さんの日報で…」)."""
 ROLE_LABELS = {
     REPORTS: "日報・掲示板",
     MANUALS: "マニュアル",

@@ -6,74 +6,37 @@ the best sentences (or an FAQ's answer part, or a list of cards) with their sour
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from tansaku.agent.answer.outcome import SEARCH_TOOL, Outcome, citation_of, percent, where_of
 from tansaku.agent.answer.sentences import Quote, faq_answer, pick
-from tansaku.agent.events import Citation, Event
+from tansaku.agent.answer.shapes import (
+    ASKS_REPLIES,
+    cards_answer,
+    cards_only,
+    listing_answer,
+    named_first,
+    replies_text,
+)
+from tansaku.agent.events import Event
 from tansaku.errors import TansakuError
 from tansaku.records import Record
 from tansaku.store.base import Filter
-from tansaku.text.normalize import normalize
-from tansaku.tools.roles import CARDS, ROLE_LABELS
+from tansaku.tools.roles import ROLE_LABELS
 from tansaku.tools.scope.calibration import calibrate, threshold_for
 from tansaku.tools.scope.candidates import (
-    LIST_MAX,
     Candidate,
     Question,
     Retrieved,
-    named_conditions,
     search_scope,
 )
 from tansaku.tools.spec import ToolScope
 
 MAX_SOURCES = 3
-MAX_CARDS = 5
 SOURCE_SHARE = 0.5
 """A candidate is quoted beside the best one when its probability is at least this share."""
-CARD_SHARE = 0.25
 MIN_BIGRAMS = 0.5
 MAX_DOC_RECORDS = 12
 """A document of more records (a long manual's chunks) is quoted from its matched record."""
-SEARCH_TOOL = "search_collections"
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """A generic answer, or (``text`` None) why there is none."""
-
-    text: str | None
-    citations: tuple[Citation, ...]
-    events: tuple[Event, ...]
-    reason: str
-    searched: tuple[str, ...]
-    tentative: bool = False
-    """An answer of candidates for the user to check (``reason`` says why it is not sure):
-    shown with its sources, and logged as unanswered."""
-
-
-def _percent(p: float) -> str:
-    return f"{round(p * 100)}%"
-
-
-def _where(c: Candidate) -> str:
-    meta = c.hit.record.metadata
-    title = c.title
-    keys = ("date", "store", "author")
-    parts = [str(meta[k]) for k in keys if meta.get(k) and str(meta[k]) not in title]
-    return " ".join([*parts, title]).strip()
-
-
-def citation_of(c: Candidate, tool: str = SEARCH_TOOL) -> Citation:
-    meta = c.hit.record.metadata
-    return Citation(
-        doc_id=c.hit.doc_id,
-        collection=c.collection,
-        title=c.title,
-        date=str(meta.get("date") or ""),
-        store=str(meta.get("store") or ""),
-        section=str(meta.get("section") or meta.get("chapter") or ""),
-        tool=tool,
-    )
 
 
 def _labels(scope: ToolScope, names: Sequence[str]) -> str:
@@ -89,7 +52,7 @@ def _result_summary(ranked: Sequence[Candidate]) -> str:
     if not ranked:
         return "該当する記録はありませんでした"
     lines = [
-        f"{i}. {c.title}({c.collection}、確からしさ {_percent(c.probability)})"
+        f"{i}. {c.title}({c.collection}、確からしさ {percent(c.probability)})"
         for i, c in enumerate(ranked[:5], 1)
     ]
     return "\n".join(lines)
@@ -138,114 +101,8 @@ def _ordered(records: Sequence[Record], first: Record) -> list[Record]:
 def _quotes_text(quotes: Sequence[Quote]) -> str:
     if len(quotes) == 1:
         q = quotes[0]
-        return f"{q.text}({_where(q.candidate)})"
-    return "\n".join(f"・{q.text}({_where(q.candidate)})" for q in quotes)
-
-
-def _cards_lines(scope: ToolScope, cards: Sequence[Candidate]) -> str:
-    from tansaku.tools.knowledge import card_effects
-
-    by_collection: dict[str, list[str]] = {}
-    for c in cards:
-        by_collection.setdefault(c.collection, []).append(c.hit.doc_id)
-    effects: dict[str, str] = {}
-    for name, ids in by_collection.items():
-        effects.update(card_effects(scope, name, ids))
-    lines = []
-    for c in cards:
-        meta = c.hit.record.metadata
-        kind = "・".join(str(meta[k]) for k in ("class", "type") if meta.get(k))
-        cost = f"コスト{meta['cost']}" if meta.get("cost") is not None else ""
-        what = " ".join(p for p in (kind, cost) if p)
-        effect = " ".join((effects.get(c.hit.doc_id) or c.hit.record.text).split())
-        effect = effect if len(effect) <= 80 else effect[:79] + "…"
-        lines.append(f"・{c.title}({what}){effect}" if what else f"・{c.title} {effect}")
-    return "\n".join(lines)
-
-
-def _listing_answer(
-    question: str,
-    ranked: Sequence[Candidate],
-    found: Retrieved,
-    events: list[Event],
-    searched: tuple[str, ...],
-) -> Outcome:
-    """「先月の実験ノートは?」: the records of the period or person, oldest first, one per
-    document."""
-    docs: dict[tuple[str, str], Candidate] = {}
-    for c in ranked:
-        docs.setdefault((c.collection, c.hit.doc_id), c)
-    chosen = sorted(
-        docs.values(), key=lambda c: (str(c.hit.record.metadata.get("date") or ""), c.features.rank)
-    )[:LIST_MAX]
-    what = f"{found.period}の" if found.period else ""
-    for condition in named_conditions(question):
-        key, _, value = condition.partition("=")
-        what += f"{value}さんの" if key == "author" else f"{value}の"
-    events.append(
-        Event(
-            type="thought",
-            text=f"{what}記録そのものを聞いているので、当てはまる記録を日付の順に一覧にします",
-        )
-    )
-    lines = [f"・{_where(c)}" for c in chosen]
-    head = f"{what}記録は次の{len(chosen)}件です"
-    more = f"(表示は最大{LIST_MAX}件)" if len(docs) > LIST_MAX else ""
-    text = f"{head}{more}。\n" + "\n".join(lines)
-    return Outcome(text, tuple(citation_of(c) for c in chosen), tuple(events), "", searched)
-
-
-MIN_TITLE = 3
-
-
-def _named(c: Candidate, question: str) -> bool:
-    """Whether the question names the candidate's record by its title (「白銀の騎士団長の効果」)."""
-    title = normalize(c.title)
-    return len(title) >= MIN_TITLE and title in normalize(question)
-
-
-def _named_first(ranked: list[Candidate], question: str) -> list[Candidate]:
-    """The candidates whose title the question names first, each group in its order."""
-    named = [c for c in ranked if _named(c, question)]
-    return [*named, *(c for c in ranked if not _named(c, question))] if named else ranked
-
-
-def _cards_only(ranked: Sequence[Candidate]) -> bool:
-    return all(c.role == CARDS for c in ranked)
-
-
-def _cards_answer(
-    question: str,
-    scope: ToolScope,
-    ranked: Sequence[Candidate],
-    events: list[Event],
-    searched: tuple[str, ...],
-    *,
-    sure: bool,
-) -> Outcome:
-    top = ranked[0]
-    floor = CARD_SHARE * top.probability if sure else 0.0  # unsure: the search's own list
-    cards = sorted(  # a list of cards keeps the card search's own order, a named card first
-        (c for c in ranked if c.collection == top.collection and c.probability >= floor),
-        key=lambda c: (not _named(c, question), c.features.rank),
-    )[:MAX_CARDS]
-    if sure:
-        thought = "カードの効果を聞いているので、合うカードを一覧にします"
-        head = f"効果が合うカードは次の{len(cards)}枚です。"
-    else:
-        thought = (
-            f"はっきり合うカードはありません(最も確からしい「{top.title}」でも "
-            f"{_percent(top.probability)})。質問の語を含む近いカードを、確かめてもらう候補として示します"
-        )
-        head = (
-            "はっきり合うカードは見つかりませんでした。"
-            f"近いカードは次の{len(cards)}枚です(効果をご確認ください)。"
-        )
-    events.append(Event(type="thought", text=thought))
-    text = head + "\n" + _cards_lines(scope, cards)
-    cites = tuple(citation_of(c) for c in cards)
-    reason = "" if sure else f"はっきり合うカードがありません(最も近い「{top.title}」)"
-    return Outcome(text, cites, tuple(events), reason, searched, tentative=not sure)
+        return f"{q.text}({where_of(q.candidate)})"
+    return "\n".join(f"・{q.text}({where_of(q.candidate)})" for q in quotes)
 
 
 def _no_words_in_common(c: Candidate) -> bool:
@@ -273,21 +130,19 @@ def answer_scope(question: str, scope: ToolScope, names: Sequence[str] | None = 
     ]
     found: Retrieved = search_scope(scope, q, targets)
     ranked, answerable = calibrate(found.candidates, found.embedders)
-    ranked = _named_first(ranked, question)
+    ranked = named_first(ranked, question)
     threshold = threshold_for(found.embedders.get(ranked[0].collection, "")) if ranked else 1.0
     events.append(Event(type="tool_result", tool=SEARCH_TOOL, text=_result_summary(ranked)))
     searched = tuple(found.searched)
     for name, problem in found.problems.items():
         events.append(Event(type="thought", text=f"{name} は検索できません: {problem}"))
     if ranked and found.listing:
-        return _listing_answer(question, ranked, found, events, searched)
+        return listing_answer(question, ranked, found, events, searched)
     unsupported = bool(ranked) and _no_words_in_common(ranked[0])
-    if ranked and not unsupported and _cards_only(ranked):
+    if ranked and not unsupported and cards_only(ranked):
         # a list of cards is a search result the user reads, as on the search page: shown
         # whenever the cards share the question's words, hedged when none clearly fits
-        return _cards_answer(
-            question, scope, ranked, events, searched, sure=answerable >= threshold
-        )
+        return cards_answer(question, scope, ranked, events, searched, sure=answerable >= threshold)
     if not ranked or answerable < threshold or unsupported:
         best = ranked[0] if ranked else None
         if best is None and found.period:  # 「昨日の問題」 on a day nobody recorded
@@ -299,7 +154,7 @@ def answer_scope(question: str, scope: ToolScope, names: Sequence[str] | None = 
         else:
             reason = (
                 f"質問に答える記録が見つかりません(最も近い「{best.title}」でも答えられる見込み "
-                f"{_percent(answerable)})"
+                f"{percent(answerable)})"
             )
         events.append(Event(type="thought", text=reason))
         return Outcome(None, (), tuple(events), reason, searched)
@@ -324,7 +179,15 @@ def answer_scope(question: str, scope: ToolScope, names: Sequence[str] | None = 
         Event(
             type="thought",
             text=f"「{top.title}」({top.collection})が最も確からしい"
-            f"({_percent(top.probability)})ので、{shape}出典つきで引用します",
+            f"({percent(top.probability)})ので、{shape}出典つきで引用します",
         )
     )
-    return Outcome(_quotes_text(quotes), cites, tuple(events), "", searched)
+    text = _quotes_text(quotes)
+    if ASKS_REPLIES.search(question):
+        more, their = replies_text(scope, top, question)
+        if more:
+            events.append(
+                Event(type="thought", text="コメントを聞いているので、投稿へのコメントも示します")
+            )
+            text, cites = f"{text}\n{more}", (*cites, *their)
+    return Outcome(text, cites, tuple(events), "", searched)

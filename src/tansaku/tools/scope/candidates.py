@@ -29,11 +29,16 @@ from tansaku.store.sparse import query_vector, term_id
 from tansaku.store.units import idf
 from tansaku.text import get_analyzer
 from tansaku.text.dates import resolve_dates
-from tansaku.text.names import people_in, stores_in
 from tansaku.text.ngram import bigrams
 from tansaku.text.normalize import normalize
 from tansaku.tools.roles import KNOWLEDGE, role_of
-from tansaku.tools.scope.words import DOING_WORDS, QUESTION_WORDS
+from tansaku.tools.scope.conditions import (
+    described_by,
+    facet_conditions,
+    lists_only,
+    named_conditions,
+)
+from tansaku.tools.scope.words import QUESTION_WORDS
 from tansaku.tools.spec import ToolScope
 
 DF_CAP = 1000
@@ -248,34 +253,21 @@ def _config(scope: ToolScope, collection: str) -> CollectionConfig | None:
         return None
 
 
-@lru_cache(maxsize=256)
-def _described_by(name: str, description: str) -> frozenset[str]:
-    return frozenset(get_analyzer().terms(f"{name} {description}"))
-
-
 def _about(collection: str, config: CollectionConfig | None, question: Question) -> Question:
     """``question`` without the words that name the collection itself (実験ノート in 「10月の実験の
     ノート」 over the lab notes, 日報 over the daily reports): they say where to look, not what to
     find. Taken from the collection's name and description; kept when nothing else is left."""
     if config is None:
         return question
-    described = _described_by(collection, config.description)
+    described = described_by(collection, config.description)
     rest = tuple(t for t in question.terms if t not in described)
     return replace(question, terms=rest) if rest and rest != question.terms else question
 
 
-def _lists(collection: str, config: CollectionConfig | None, question: Question) -> bool:
-    """Whether ``question`` holds nothing to search for but the collection's own words, what
-    someone did and who (「佐藤さんが担当した実験」「先月の実験ノートは?」)."""
-    described = _described_by(collection, config.description) if config is not None else ()
-    names = {
-        t
-        for n in (*stores_in(question.text), *people_in(question.text))
-        for t in get_analyzer().terms(n)
-    }
-    return not [
-        t for t in question.terms if t not in described and t not in names and t not in DOING_WORDS
-    ]
+def _lists(scope: ToolScope, name: str, question: Question) -> bool:
+    config = _config(scope, name)
+    own = described_by(name, config.description) if config is not None else frozenset()
+    return lists_only(question.text, question.terms, own)
 
 
 @dataclass(frozen=True)
@@ -295,82 +287,13 @@ class Retrieved:
     実験ノートは?」): the candidates are those records, up to ``LIST_MAX`` per collection."""
 
 
-def named_conditions(text: str) -> tuple[str, ...]:
-    """``where`` conditions for the one store and the one person a question names
-    (「昨日新宿店で…」 → ``store=新宿店``, 「佐藤さんが担当した…」 → ``author=佐藤``)."""
-    out = []
-    stores, people = stores_in(text), people_in(text)
-    if len(stores) == 1:
-        out.append(f"store={stores[0]}")
-    if len(people) == 1:
-        out.append(f"author={people[0]}")
-    return tuple(out)
-
-
-_NOT_FACETS = frozenset(
-    [
-        "title",
-        "date",
-        "section",
-        "chapter",
-        "question",
-        "source",
-        "path",
-        "url",
-        "id",
-        "store",
-        "author",
-        "source_type",
-        "file",
-        "page",
-    ]
-)
-"""Metadata keys whose values are descriptions, dates or handled by :func:`named_conditions`."""
-MAX_FACET = 12
-
-
-def facet_conditions(
-    text: str, hits: Sequence[Hit], ignored: frozenset[str] = frozenset()
-) -> tuple[str, ...]:
-    """``where`` conditions for the metadata values the question names among its hits' as the
-    kind of record it asks for (「疾走を持つドラゴンのフォロワー」 over cards whose ``class`` and
-    ``type`` hold ドラゴン and フォロワー). A value is that kind only where nothing but other named
-    values, question words and ``ignored`` words (the collection's own) follow it: in 「アミュレット
-    のカウントダウンを早めるカード」 the amulet is what the card acts on, not what it is."""
-    norm = normalize(text)
-    named: dict[str, set[str]] = {}
-    for hit in hits:
-        for key, value in hit.record.metadata.items():
-            if key in _NOT_FACETS or not isinstance(value, str) or "," in value:
-                continue
-            v = normalize(value.strip())
-            if 2 <= len(v) <= MAX_FACET and not v.isdigit() and v in norm:
-                named.setdefault(key, set()).add(v)
-    values = {v for vs in named.values() for v in vs}
-    skip = QUESTION_WORDS | DOING_WORDS | ignored
-    analyzer = get_analyzer()
-
-    def heads(v: str) -> bool:
-        rest = norm[norm.rindex(v) + len(v) :]
-        for other in values:
-            rest = rest.replace(other, " ")
-        return all(t in skip for t in analyzer.terms(rest))
-
-    out = []
-    for key, vs in sorted(named.items()):
-        kinds = [v for v in vs if heads(v)]
-        if len(kinds) == 1:
-            out.append(f"{key}={kinds[0]}")
-    return tuple(out)
-
-
 def _search(scope: ToolScope, name: str, question: Question, k: int) -> Any:
     """The collection's search for ``question``, kept to the store and person it names where
     the collection's records have those fields (a collection without them is searched
     whole), then to the metadata values it names among the hits (:func:`facet_conditions`)."""
     result = _search_where(scope, name, question, k, named_conditions(question.text))
     config = _config(scope, name)
-    own = _described_by(name, config.description) if config is not None else frozenset()
+    own = described_by(name, config.description) if config is not None else frozenset()
     facets = facet_conditions(question.text, result.hits, own)
     if not facets:
         return result
@@ -424,7 +347,7 @@ def search_scope(
             continue
         try:
             result = _search(scope, name, question, per_collection)
-            lists = _lists(name, _config(scope, name), question) and (
+            lists = _lists(scope, name, question) and (
                 result.plan.date_range is not None or bool(named_conditions(question.text))
             )
             if lists and per_collection < LIST_MAX:
