@@ -112,6 +112,8 @@ def test_render_helpers():
         (("--where", "mana=3"), "メタデータのキー「mana」"),
         (("--where", "cost=たくさん"), "整数"),
         (("--where", "cost"), "キー=値"),
+        (("--axis-query", "疾走"), "軸の名前=検索文"),
+        (("--axis-query", "nope=疾走"), "使える軸: effect_keyword"),
     ],
 )
 def test_invalid_options_exit_2_with_a_japanese_message(args, message):

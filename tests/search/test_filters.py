@@ -239,3 +239,23 @@ def test_where_bool_int_and_store_lists_on_reports(reports):
     stores = reports.search("売上", collection="reports", where=("store=新宿店,渋谷店",))
     assert stores.hits
     assert {h.record.metadata["store"] for h in stores.hits} <= {"新宿店", "渋谷店"}
+
+
+def test_an_axis_query_replaces_the_query_on_that_axis_only(cards) -> None:
+    """``axis_queries``: the keyword axis searches for its own words, the others for the query;
+    the plan says which text each axis read, and an axis the search lacks is refused."""
+    plain = cards.search("守護", collection="cards", top_k=3, synonyms=False, expand=False)
+    own = cards.search(
+        "守護",
+        collection="cards",
+        top_k=3,
+        synonyms=False,
+        expand=False,
+        axis_queries=(("effect_keyword", "疾走"),),
+    )
+    assert plain.hits[0].doc_id != own.hits[0].doc_id
+    assert "疾走" in own.hits[0].record.text or own.hits[0].axes["effect_keyword"].rank == 1
+    queries = {a.name: a.query for a in own.plan.stage.axes}
+    assert queries == {"effect_keyword": "疾走", "effect_semantic": "", "combined": ""}
+    with pytest.raises(InvalidRequest, match="effect_keyword"):
+        cards.search("守護", collection="cards", axis_queries=(("nope", "疾走"),))

@@ -51,6 +51,27 @@ def test_search_carries_the_whole_request(live):
     assert list(data["hits"][0]["axes"]) == ["kw"]
 
 
+def test_an_axis_searches_for_its_own_text(live):
+    """``axis_queries``: the keyword axis looks for アレルギー while the query says 冷蔵庫; an
+    axis the search does not have is a 400 naming the axes there are."""
+    body = {
+        "query": "冷蔵庫",
+        "collection": "manuals",
+        "top_k": 1,
+        "axes": [{"name": "kw", "mode": "bm25", "weight": 1.0}],
+        "axis_queries": {"kw": "アレルギー"},
+        "expand": False,
+        "retry": False,
+    }
+    with live.client(KEY_ALPHA) as http:
+        r = http.post("/api/search", json=body)
+        bad = http.post("/api/search", json={**body, "axis_queries": {"nope": "アレルギー"}})
+    assert r.status_code == 200, r.text
+    assert r.json()["hits"][0]["doc_id"] == "allergy"
+    assert r.json()["plan"]["axes"][0]["query"] == "アレルギー"
+    assert bad.status_code == 400 and "kw" in bad.text and "nope" in bad.text
+
+
 def test_collections_list_create_config_records_delete(fresh):
     live = fresh
     with live.client(KEY_ALPHA) as http:

@@ -307,6 +307,13 @@ def search(
             help="メタデータ条件(複数可): キー=値[,値] / キー<=値 など(例: cost<=3)",
         ),
     ] = [],  # noqa: B006
+    axis_query: Annotated[
+        list[str],
+        typer.Option(
+            "--axis-query",
+            help="軸ごとの検索文(複数可): 軸の名前=検索文(例: material=TEOS エタノール)",
+        ),
+    ] = [],  # noqa: B006
     date_from: Annotated[str | None, typer.Option("--from", help="日付の下限 YYYY-MM-DD")] = None,
     date_to: Annotated[str | None, typer.Option("--to", help="日付の上限 YYYY-MM-DD")] = None,
     min_score: Annotated[float | None, typer.Option("--min-score", help="最終スコアの下限")] = None,
@@ -353,6 +360,12 @@ def search(
         except ValueError as exc:
             raise fail(str(exc), 2) from None
     try:
+        axis_queries = []
+        for pair in axis_query:
+            axis, sep, text = pair.partition("=")
+            if not sep or not axis.strip() or not text.strip():
+                raise fail(f"--axis-query は 軸の名前=検索文 の形で指定してください: {pair!r}", 2)
+            axis_queries.append((axis.strip(), text.strip()))
         with _connect(home, create=False) as ts:
             result = ts.search(
                 query,
@@ -361,6 +374,7 @@ def search(
                 top_k=top_k,
                 filter=flt,
                 where=tuple(where),
+                axis_queries=tuple(axis_queries),
                 min_score=min_score,
                 now=clock,
                 expand=expand,

@@ -23,6 +23,7 @@ from tansaku.collection import Collection
 from tansaku.config import Axis, AxisMode, ExpandMode, MergeMethod
 from tansaku.embed import guard
 from tansaku.embed.cache import CachedEmbedder
+from tansaku.errors import InvalidRequest
 from tansaku.search.classify import Classification, Classifier, QueryLabel, RuleClassifier
 from tansaku.search.events import SearchEventLog
 from tansaku.search.expand import ExpandContext, Expander, RuleExpander, finalize
@@ -38,7 +39,7 @@ from tansaku.search.plan import (
     SynonymPlan,
     UnusedDatePlan,
 )
-from tansaku.search.retrieve import Retrieval, retrieve, with_records
+from tansaku.search.retrieve import AxisInput, Retrieval, retrieve, with_records
 from tansaku.search.types import Hit, SearchRequest, SearchResult
 from tansaku.store.base import Filter
 from tansaku.text import get_analyzer, normalize
@@ -116,6 +117,7 @@ def search(
     check_top_k(top_k)  # the config's values too
     check_min_score(min_score)
     check_candidates(candidates)
+    _check_axis_queries(request, axes)
     analyzer = get_analyzer(cfg.split_mode)
     timings: dict[str, float] = {"analyze": 0.0, "embed": 0.0, "retrieve": 0.0, "fuse": 0.0}
 
@@ -230,6 +232,15 @@ def search(
     return result
 
 
+def _check_axis_queries(request: SearchRequest, axes: tuple[Axis, ...]) -> None:
+    names = [a.name for a in axes]
+    for name, _ in request.axis_queries:
+        if name not in names:
+            raise InvalidRequest(
+                f"軸 {name!r} はこの検索にありません(使える軸: {'、'.join(names)})"
+            )
+
+
 def _run_stage(
     collection: Collection,
     request: SearchRequest,
@@ -277,18 +288,36 @@ def _run_stage(
             syn_plan[match.term] = match.others
         terms = analyzer.terms(v.text) + list(exp.keyword_terms if exp else ())
         prepared.append((v, terms, exp.dense_query if exp and exp.dense_query else v.text))
+    own = dict(request.axis_queries)  # the original query's per-axis texts
+    per_axis = []
+    for a in stage.axes:
+        if a.name in own:
+            text = own[a.name]
+            exp = stage.synonyms.expand(text, analyzer) if stage.synonyms else None
+            terms = analyzer.terms(text) + list(exp.keyword_terms if exp else ())
+            dense = exp.dense_query if exp and exp.dense_query else text
+            per_axis.append((a.name, terms, dense, text, a.mode is AxisMode.DENSE))
     t1 = time.perf_counter()
     timings["analyze"] += (t1 - t0) * 1000
 
     vectors: list[Any] = [None] * len(prepared)
+    axis_vectors: dict[str, Any] = {}
     if any(a.mode is AxisMode.DENSE for a in stage.axes):
         if services.embedder is None:
             raise ValueError("dense axes need an embedder")
         guard.check_search(collection, services.embedder)  # before a request is spent on it
-        arr = services.embedder.embed_queries([normalize(d) or d for _, _, d in prepared])
-        vectors = list(arr)
+        own_dense = [(name, d) for name, _, d, _, is_dense in per_axis if is_dense]
+        texts = [d for _, _, d in prepared] + [d for _, d in own_dense]
+        arr = list(services.embedder.embed_queries([normalize(d) or d for d in texts]))
+        vectors = arr[: len(prepared)]
+        own_vectors = arr[len(prepared) :]
+        axis_vectors = {name: v for (name, _), v in zip(own_dense, own_vectors, strict=True)}
     t2 = time.perf_counter()
     timings["embed"] += (t2 - t1) * 1000
+    overrides = {
+        name: AxisInput(terms=terms, vector=axis_vectors.get(name), text=text)
+        for name, terms, _, text, _ in per_axis
+    }
 
     def run(i: int) -> Retrieval:
         variant, terms, _ = prepared[i]
@@ -303,6 +332,7 @@ def _run_stage(
             filter=flt,
             candidates=fusion_candidates,
             by_doc=by_doc,
+            overrides=overrides if i == 0 else None,
         )
 
     results: dict[int, Retrieval] = {}
@@ -353,6 +383,7 @@ def _run_stage(
                 fields=tuple(a.fields),
                 weight=a.weight,
                 candidates=results[0].candidates.get(a.name, 0),
+                query=own.get(a.name, ""),
             )
             for a in stage.axes
         ),

@@ -45,15 +45,20 @@ class AxisPlan:
     fields: tuple[str, ...]
     weight: float
     candidates: int
+    query: str = ""
+    """The axis's own text (``axis_queries``), when it did not search for the query."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "mode": self.mode.value,
             "fields": list(self.fields),
             "weight": self.weight,
             "candidates": self.candidates,
         }
+        if self.query:
+            out["query"] = self.query
+        return out
 
 
 @dataclass(frozen=True, slots=True)

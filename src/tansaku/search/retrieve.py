@@ -56,6 +56,15 @@ def group_best(hits: Sequence[ScoredRecord], by_doc: bool) -> list[tuple[Hashabl
     return sorted(best.items(), key=lambda kv: -kv[1].score)
 
 
+@dataclass(frozen=True)
+class AxisInput:
+    """An axis's own query (``SearchRequest.axis_queries``): its terms, vector and text."""
+
+    terms: Sequence[str]
+    vector: np.ndarray | None
+    text: str
+
+
 def retrieve(
     collection: Collection,
     *,
@@ -68,6 +77,7 @@ def retrieve(
     filter: Filter,
     candidates: int,
     by_doc: bool,
+    overrides: Mapping[str, AxisInput] | None = None,
 ) -> Retrieval:
     """Run every axis (BM25 with ``terms``, dense with ``vector``, bigram with ``text``) and
     fuse their rankings; the best ``candidates`` fused keys come back as hits.
@@ -82,18 +92,25 @@ def retrieve(
     runs: dict[str, list[tuple[Hashable, ScoredRecord]]] = {}
     for axis in sorted(axes, key=lambda a: a.mode is AxisMode.BIGRAM):  # stable: bigram last
         flt = axis_filter(filter, axis)
+        own = (overrides or {}).get(axis.name)
         if axis.mode is AxisMode.BM25:
             found = collection.store.search_sparse(
-                tenant, sparse, filter=flt, limit=candidates, with_text=False
+                tenant,
+                query_vector(own.terms) if own else sparse,
+                filter=flt,
+                limit=candidates,
+                with_text=False,
             )
         elif axis.mode is AxisMode.BIGRAM:
-            found = _search_units(collection, tenant, text, flt, candidates, runs.values())
+            unit_text = own.text if own else text
+            found = _search_units(collection, tenant, unit_text, flt, candidates, runs.values())
         else:
-            if vector is None:
+            query = own.vector if own and own.vector is not None else vector
+            if query is None:
                 raise ValueError("dense axes need a query vector")
-            check_query(collection, vector)  # a vector of the collection's model only
+            check_query(collection, query)  # a vector of the collection's model only
             found = collection.store.search_dense(
-                tenant, vector, filter=flt, limit=candidates, with_text=False
+                tenant, query, filter=flt, limit=candidates, with_text=False
             )
         runs[axis.name] = group_best(found, by_doc)
     runs = {a.name: runs[a.name] for a in axes}  # config order again (ties, plan)

@@ -53,6 +53,10 @@ class SearchRequest:
     # metadata conditions typed as stored: "cost<=3", "store=新宿店,渋谷店" (search/filters.py)
     where: tuple[str, ...] = ()
     max_query_chars: int = MAX_QUERY_CHARS  # longer queries raise QueryTooLong
+    # (axis name, text): that axis searches for its own text instead of ``query`` (the lab
+    # notes' material query on the BM25 axis, the method query on the dense one); checked
+    # against the collection's axes when the search runs
+    axis_queries: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         check_query(self.query, self.max_query_chars)
@@ -67,6 +71,15 @@ class SearchRequest:
             if not isinstance(expr, str):
                 raise InvalidRequest(f"where の各条件は文字列で指定してください: {expr!r}")
             parse_where(expr)
+        if isinstance(self.axis_queries, Mapping):
+            object.__setattr__(self, "axis_queries", tuple(self.axis_queries.items()))
+        object.__setattr__(self, "axis_queries", tuple(tuple(p) for p in self.axis_queries))
+        for pair in self.axis_queries:
+            if len(pair) != 2 or not all(isinstance(x, str) for x in pair):
+                raise InvalidRequest(
+                    f"axis_queries は(軸の名前, 検索文)の組で指定してください: {pair!r}"
+                )
+            check_query(pair[1], self.max_query_chars)
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,6 +54,8 @@ class SearchBody(Body):
     fusion: FusionBody | None = None
     filter: FilterBody | None = None
     where: Annotated[list[Annotated[str, Field(max_length=500)]], Field(max_length=32)] = []
+    axis_queries: Annotated[dict[Name, Short], Field(max_length=16)] = {}
+    """Axis name → the text that axis searches for instead of ``query``."""
     min_score: float | None = None
     group_by_doc: bool | None = None
     candidates: int | None = None
@@ -117,6 +119,7 @@ class SearchBody(Body):
             rerank=self.rerank,
             retry=self.retry,
             where=tuple(self.where),
+            axis_queries=tuple(self.axis_queries.items()),
         )
 
 

@@ -127,9 +127,12 @@ NOTES = (
     "「同じ方法で別の材料を試したノート」のように、実験の材料・方法・結果を探すとき。"
     "材料名や品番で探すなら {first}、手順の似たノートなら意味で探す観点、迷ったら {all}。\n"
     "使わない場面: 日報・マニュアル・カードなど実験ノート以外(それぞれの検索ツール)。\n"
-    "引数: query(検索文), mode(観点、既定 {all}), date_from・date_to(実験日 YYYY-MM-DD), "
-    "author(担当者), top_k(件数、既定5)。\n"
+    "引数: query(検索文), material_query(材料・品番だけを並べた検索文: キーワードの軸が使う), "
+    "method_query(手順を言い換えた検索文: 方法の意味の軸が使う), mode(観点、既定 {all}), "
+    "date_from・date_to(実験日 YYYY-MM-DD), author(担当者), top_k(件数、既定5)。\n"
     '例: {{"query": "TEOS を使ったシリカ薄膜の作り方"}} / '
+    '{{"query": "TEOS を使ったシリカ薄膜の作り方", "material_query": "TEOS エタノール", '
+    '"method_query": "ゾルをディップコートして焼成する"}} / '
     '{{"query": "SA-1021", "mode": "{first}"}} / '
     '{{"query": "加熱して氷で冷やし残存活性を測る", "mode": "{last}"}}'
 )
@@ -144,10 +147,13 @@ def search_lab_notes(
     date_to: Annotated[str | None, "実験日の上限 YYYY-MM-DD"] = None,
     author: Annotated[str | None, "担当者の名前"] = None,
     top_k: Annotated[int, "返す件数(1〜10)"] = 5,
+    material_query: Annotated[str | None, "材料・品番の検索文(キーワードの軸)"] = None,
+    method_query: Annotated[str | None, "手順の検索文(方法の意味の軸)"] = None,
 ) -> dict[str, Any]:
     name = _role(scope, "notes", "実験ノート")
     axes = scope.client.collection(name).config.axes
     chosen = _axes_for(mode, axes)
+    own = _axis_queries(chosen, material_query, method_query)
     flt = Filter(
         equals={"author": author} if author else {},
         date_from=_day(date_from, "date_from"),
@@ -161,6 +167,7 @@ def search_lab_notes(
         filter=flt,
         now=scope.now,
         axes=chosen,
+        axis_queries=own,
     )
     results = []
     for rank, hit in enumerate(result.hits, 1):
@@ -183,9 +190,34 @@ def search_lab_notes(
     return {
         "query": query,
         "mode": mode,
-        "axes": [{"name": a.name, "mode": a.mode.value, "fields": list(a.fields)} for a in chosen],
+        "axes": [
+            {"name": a.name, "mode": a.mode.value, "fields": list(a.fields)}
+            | ({"query": q} if (q := dict(own).get(a.name)) else {})
+            for a in chosen
+        ],
         "results": results,
     }
+
+
+def _axis_queries(
+    axes: tuple[Axis, ...], material: str | None, method: str | None
+) -> tuple[tuple[str, str], ...]:
+    """The material query for the keyword axes, the method query for the dense axes that read
+    the same fields as a keyword axis (not the whole-note ``combined`` one), as the lab-notes
+    design asks: one query per axis."""
+    keyword_fields = {f for a in axes if a.mode is AxisMode.BM25 for f in a.fields}
+    out = []
+    for a in axes:
+        if a.mode is AxisMode.BM25 and material and material.strip():
+            out.append((a.name, material.strip()))
+        elif (
+            a.mode is AxisMode.DENSE
+            and method
+            and method.strip()
+            and set(a.fields) & keyword_fields
+        ):
+            out.append((a.name, method.strip()))
+    return tuple(out)
 
 
 def _role(scope: ToolScope, role: str, what: str) -> str:
