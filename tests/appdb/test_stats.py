@@ -110,3 +110,19 @@ def test_answers_are_no_searches_their_unanswered_rate_is_apart(db) -> None:
     assert (days[date(2025, 8, 26)].questions, days[date(2025, 8, 26)].unanswered) == (1, 1)
     d = s.to_dict()
     assert d["unanswered_rate"] == 0.6667 and d["daily"][0]["questions"] == 2
+
+
+def test_negative_terms_are_named_as_written_without_light_verbs() -> None:
+    """Counted by normalised form, named by the written form: 身だしなみ (not the lemma
+    身嗜み), no 為る / 居る / 御 — what a person reads on the dashboard."""
+    from tansaku.appdb.stats import negative_terms
+
+    terms = dict(
+        negative_terms(
+            ["身だしなみとして爪はどうする?", "身嗜みの決まりは?", "お客さんがいるときの床掃除"],
+            20,
+        )
+    )
+    assert terms["身だしなみ"] == 2 and terms["爪"] == 1 and terms["客"] == 1
+    for lemma in ("為る", "する", "居る", "いる", "御", "身嗜み", "どう"):
+        assert lemma not in terms

@@ -8,7 +8,9 @@
 - feedback totals and the negative rate (``negative / feedback``), overall and by query type;
 - the most frequent *analysed* terms of negatively rated queries — Sudachi terms from
   :mod:`tansaku.text.analyzer`, each counted once per feedback (``カードを手札に戻す`` gives
-  ``カード``, ``手札``, ``戻す``, not characters) — the candidates for synonyms and thresholds;
+  ``カード``, ``手札``, ``戻す``, not characters), named as written (``する``, not the lemma
+  ``為る``), light verbs and the question frame left out — the candidates for synonyms and
+  thresholds;
 - the most frequent zero-hit queries and a day-by-day series (days in Asia/Tokyo).
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import asdict, dataclass
 from datetime import date, datetime
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Integer, func, literal_column, select
@@ -28,6 +31,7 @@ if TYPE_CHECKING:
     from sqlalchemy.sql.elements import ColumnElement
 
     from tansaku.appdb.db import AppDB
+    from tansaku.text.analyzer import Analyzer
 
 TIME_ZONE = "Asia/Tokyo"
 
@@ -98,15 +102,48 @@ def _day(db: AppDB, column: Any) -> ColumnElement[Any]:
     return func.strftime("%Y-%m-%d", column, "+9 hours")  # Tokyo has no DST
 
 
+NO_CONTENT_TERMS = frozenset(
+    {"為る", "居る", "有る", "成る", "出来る", "良い", "御", "さん", "様", "事", "物", "どう", "何"}
+)
+"""Analysed terms (normalised forms) that say nothing about what a query was after: light verbs
+(する, いる, ある, なる, できる), honorific affixes, どう / 何 of the question frame."""
+
+
+@cache
+def _dictionary_analyzer() -> Analyzer:
+    from tansaku.text.analyzer import Analyzer
+
+    return Analyzer(form="dictionary")
+
+
 def negative_terms(queries: list[str], limit: int) -> list[tuple[str, int]]:
-    """The most frequent analysed terms, each counted once per query (ties by term)."""
+    """The most frequent analysed terms, each counted once per query (ties by term).
+
+    Terms are counted by Sudachi's normalised form (身だしなみ and 身嗜み are one term) and
+    named by the dictionary form people write (身だしなみ, する — never the lemma 為る), the
+    most frequent one where a term was written several ways; :data:`NO_CONTENT_TERMS` are
+    left out."""
     from tansaku.text.analyzer import get_analyzer
 
-    analyzer = get_analyzer()
+    analyzer, written = get_analyzer(), _dictionary_analyzer()
     counts: Counter[str] = Counter()
+    forms: dict[str, Counter[str]] = {}
     for q in queries:
-        counts.update(set(analyzer.terms(q)))
-    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+        terms = analyzer.terms(q)
+        shown = written.terms(q)
+        if len(shown) != len(terms):  # both analyses drop the same morphemes; never seen
+            shown = terms
+        seen: set[str] = set()
+        for term, form in zip(terms, shown, strict=True):
+            if term in NO_CONTENT_TERMS:
+                continue
+            forms.setdefault(term, Counter())[form] += 1
+            seen.add(term)
+        counts.update(seen)
+    named: Counter[str] = Counter()
+    for term, n in counts.items():
+        named[forms[term].most_common(1)[0][0]] += n
+    return sorted(named.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
 
 
 def feedback_stats(
