@@ -56,8 +56,11 @@ def test_table_and_out_dir(app, beir_dir: Path, tmp_path: Path) -> None:
         app, ["eval", str(beir_dir), "--home", str(tmp_path / "ws"), "--out", str(out)]
     )
     assert result.exit_code == 0, result.output
-    assert "| config | nDCG@10 |" in result.stdout and "| bm25 |" in result.stdout
-    assert "embedded 0" not in result.stdout and "embedded 5" in result.stdout
+    assert "| 設定 | nDCG@10 |" in result.stdout and "| bm25 |" in result.stdout
+    assert "0件率" in result.stdout and "zero-hit" not in result.stdout
+    assert "埋め込み 0" not in result.stdout and "埋め込み 5" in result.stdout
+    for english in ("queries", "judgements", "inserted", "config", "machine"):
+        assert english not in result.stdout
     assert (out / "results.md").is_file() and (out / "results.csv").is_file()
     assert f"書き出し: {out / 'results.csv'}" in result.stdout
 

@@ -155,7 +155,7 @@ def test_write_report(ts, beir_dir: Path, tmp_path: Path) -> None:
     names = [f.name for f in written.files]
     assert names[:2] == ["results.md", "results.csv"]
     md = (tmp_path / "out" / "results.md").read_text(encoding="utf-8")
-    assert "| config | nDCG@10 | R@10 | R@100 | MRR@10 | P@10 | R@1 | zero-hit |" in md
+    assert "| 設定 | nDCG@10 | R@10 | R@100 | MRR@10 | P@10 | R@1 | 0件率 |" in md
     assert "| bm25 | 1.0000 |" in md
     csv_lines = (tmp_path / "out" / "results.csv").read_text(encoding="utf-8").splitlines()
     assert csv_lines[0] == "config," + ",".join(METRIC_KEYS)

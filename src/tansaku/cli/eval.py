@@ -44,7 +44,7 @@ def _print_table(report: Any) -> None:
             sys.stdout.write(f"{line}\n")
         return
     table = Table(title=f"tansaku eval: {report.dataset.name}")
-    table.add_column("config")
+    table.add_column("設定")
     for k in METRIC_KEYS:
         table.add_column(HEADERS[k], justify="right")
     for c in report.configs:

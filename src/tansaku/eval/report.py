@@ -21,7 +21,7 @@ HEADERS = {
     "mrr@10": "MRR@10",
     "p@10": "P@10",
     "r@1": "R@1",
-    "zero_hit_rate": "zero-hit",
+    "zero_hit_rate": "0件率",
     "latency_ms_p50": "p50 ms",
     "latency_ms_p95": "p95 ms",
 }
@@ -35,7 +35,7 @@ def _fmt(key: str, value: float) -> str:
 def markdown_table(report: EvalReport) -> str:
     """The metrics table, one row per configuration (Markdown)."""
     lines = [
-        "| config | " + " | ".join(HEADERS[k] for k in METRIC_KEYS) + " |",
+        "| 設定 | " + " | ".join(HEADERS[k] for k in METRIC_KEYS) + " |",
         "|---|" + "---|" * len(METRIC_KEYS),
     ]
     for c in report.configs:
@@ -45,25 +45,27 @@ def markdown_table(report: EvalReport) -> str:
 
 
 def summary_lines(report: EvalReport) -> list[str]:
-    """Where the numbers come from: dataset, sizes, ingest, embedding, machine, date."""
+    """Where the numbers come from (in Japanese): dataset, sizes, ingest, embedding, machine,
+    date."""
     ds = report.dataset
+    judged = sum(len(r) for r in ds.qrels.values())
     out = [
-        f"dataset: {ds.name} ({ds.kind.value}, {ds.path}); {len(ds.queries)} queries, "
-        f"{sum(len(r) for r in ds.qrels.values())} judgements; {report.points} records",
+        f"データセット: {ds.name}({ds.kind.value}、{ds.path})。クエリ {len(ds.queries)} 件、"
+        f"正解の判定 {judged} 件、記録 {report.points} 件",
     ]
     for name, ing in report.ingest.items():
         out.append(
-            f"collection {name}: inserted {ing.inserted}, updated {ing.updated}, unchanged "
-            f"{ing.unchanged}, deleted {ing.deleted}, embedded {ing.embedded}"
+            f"コレクション {name}: 追加 {ing.inserted}、更新 {ing.updated}、変更なし "
+            f"{ing.unchanged}、削除 {ing.deleted}、埋め込み {ing.embedded}"
         )
     if report.query_embed_ms:
         p50, p95 = report.query_embed_ms
-        out.append(f"query embedding alone (uncached): p50 {p50:.1f} ms, p95 {p95:.1f} ms")
+        out.append(f"クエリの埋め込みだけ(キャッシュなし): p50 {p50:.1f} ms、p95 {p95:.1f} ms")
     out.append(
-        "latency = one search with top_k=100 and the query vector cached "
-        "(the embedding above comes on top for a new query)"
+        "レイテンシ = 上位 100 件を求める検索 1 回(クエリのベクトルはキャッシュ済み。"
+        "新しいクエリでは上の埋め込みの時間が加わる)"
     )
-    out.append(f"{report.date}, {report.machine}")
+    out.append(f"実行日 {report.date}、マシン {report.machine}")
     return out
 
 
@@ -75,6 +77,7 @@ def markdown_report(report: EvalReport) -> str:
 
 
 def csv_text(report: EvalReport) -> str:
+    """The metrics for tools: the configuration's name and the metric keys of ``--json``."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["config", *METRIC_KEYS])
@@ -98,7 +101,7 @@ def write_chart(report: EvalReport, path: Path) -> None:
         ax.bar(xs, [c.metrics[k] for k in CHART_METRICS], width, label=c.name)
     ax.set_xticks(range(len(CHART_METRICS)), [HEADERS[k] for k in CHART_METRICS])
     ax.set_ylim(0, 1.0)
-    ax.set_title(f"tansaku eval: {report.dataset.name} ({len(report.dataset.queries)} queries)")
+    ax.set_title(f"tansaku eval: {report.dataset.name} (n={len(report.dataset.queries)})")
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
