@@ -75,7 +75,8 @@ def test_a_reopened_answer_is_rated_and_counted_on_the_dashboard(live, watched):
     page.wait_for_selector("#cards .card")
     assert "👎 1" in page.locator("#cards").inner_text()
     page.wait_for_selector("#types table")
-    assert "ask" in page.locator("#types").inner_text()
+    answers = page.locator("#types tr", has_text="エージェント対話の回答")  # query type ask
+    assert answers.locator("td").nth(3).inner_text() == "1"
     watched.assert_clean(live.base_url)
 
 

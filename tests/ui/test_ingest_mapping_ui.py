@@ -99,6 +99,7 @@ def test_map_a_shift_jis_csv_upload_it_and_find_a_store(live, watched, tmp_path:
     hit = page.locator(".hit", has_text="新宿三丁目店").first
     head = hit.locator(".head").inner_text()
     assert "新宿三丁目店" in head and "2019-04-01" in head  # title and the normalised date
+    hit.locator(".meta details summary").click()  # a key named in English is behind 詳細
     assert hit.locator(".meta .kv[data-key=area]").inner_text() == "area: 東京西"
     assert "東京都新宿区" in hit.locator(".text").inner_text()
     assert "駅直結" not in hit.inner_text()  # 備考 was not used

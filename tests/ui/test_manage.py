@@ -90,8 +90,12 @@ def test_search_page_shows_per_axis_ranks_weights_and_plan(live, watched):
     keyword = first.locator("tr[data-axis=keyword] .rank")
     assert keyword.inner_text().endswith("位")
     assert first.locator("tr[data-axis=semantic]").count() == 1
+    assert first.locator("tr[data-axis=keyword] td").first.inner_text() == "キーワード一致"
     plan = page.locator("#plan").inner_text()
-    assert "keyword(bm25" in plan and "sentence" not in plan.split("検索軸")[1].split("\n")[0]
-    assert "rrf" in plan
-    assert "total" in page.locator("#timings").inner_text()
+    axes = plan.split("検索軸")[1].split("\n")[0]
+    assert "キーワード一致(重み" in axes and "文字の並び" not in axes
+    assert "順位の逆数和(定数 60)" in plan
+    page.click("#plan details summary")  # the engine's own names are behind 詳細
+    assert '"method": "rrf"' in page.locator("#plan details pre").inner_text()
+    assert "合計" in page.locator("#timings").inner_text()
     watched.assert_clean(live.base_url)

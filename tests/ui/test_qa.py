@@ -98,5 +98,7 @@ def test_without_a_model_the_page_shows_why(live, watched, monkeypatch):
     page.wait_for_selector("#job-result .error")
     assert "Q/A の生成には言語モデルが必要です" in page.locator("#job-result .error").inner_text()
     assert not page.locator("#start").is_disabled()
+    assert page.locator("#job-bar").is_hidden()  # no job: no empty progress bar over the message
+    assert page.locator("#job-id").is_hidden()
     watched.console.clear()  # the browser logs the refused request's 409
     watched.assert_clean(live.base_url)

@@ -114,6 +114,19 @@ export function dateTime(iso) {
 export const recordHref = (collection, docId) =>
   `/records/${encodeURIComponent(collection)}/${encodeURIComponent(docId)}`;
 
+/** An answer's citations as a numbered list of links to their records (title, section / date /
+ * store, collection), or null when there are none. */
+export function citationList(citations) {
+  if (!citations || !citations.length) return null;
+  return el("ol", { class: "cites" }, citations.map((c) => {
+    const detail = [c.section, c.date, c.store].filter(Boolean).join(" / ");
+    return el("li", {},
+      el("a", { href: recordHref(c.collection, c.doc_id), target: "_blank", rel: "noopener" }, c.title || c.doc_id),
+      detail ? el("span", { class: "muted small" }, `(${detail})`) : null,
+      el("span", { class: "tag" }, c.collection));
+  }));
+}
+
 /** Fill a <select> with the team's collections; returns their list. */
 export async function loadCollections(select, { empty } = {}) {
   const data = await api("/api/collections");

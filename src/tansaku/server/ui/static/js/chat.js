@@ -3,7 +3,8 @@
 // to their records, 👍/👎 through /api/feedback, the conversation kept per tab; the team's past
 // conversations listed from GET /api/conversations and reopened from /api/conversations/{id}
 // (a reopened answer is rated through the query_id stored with it).
-import { api, append, clear, csrfToken, dateTime, el, errorOf, num, recordHref, toast } from "./api.js";
+import { api, append, citationList, clear, csrfToken, dateTime, el, errorOf, num, toast } from "./api.js";
+import { TOOL_LABELS, toolLabel } from "./labels.js";
 
 const STORE_KEY = "tansaku.chat";
 const messages = document.getElementById("messages");
@@ -13,15 +14,6 @@ const send = document.getElementById("send");
 const picker = document.getElementById("collections");
 const convLabel = document.getElementById("conversation-label");
 const historyList = document.getElementById("history");
-const TOOL_LABELS = {
-  search_collections: "コレクションを検索", search_past_cases: "日報・掲示板を検索",
-  expand_and_search_cases: "言い換えて日報・掲示板を検索", search_manual: "マニュアルを検索",
-  search_rag_knowledge_base: "ナレッジを検索", search_lab_notes: "実験ノートを検索",
-  search_card_effects: "カードを検索", list_rag_collections: "コレクションの一覧",
-  get_current_time: "現在の日時", get_claim_statistics: "クレームの集計",
-  get_sales_trend: "売上の推移", get_cash_difference_analysis: "現金過不足の集計",
-  compare_periods: "期間の比較", search_stores: "店舗の表を検索", search_events: "イベントの表を検索",
-};
 const HISTORY_SHOWN = 30;
 
 let chat = loadChat();
@@ -36,7 +28,15 @@ function loadChat() {
 
 function saveChat() {
   sessionStorage.setItem(STORE_KEY, JSON.stringify(chat));
-  convLabel.textContent = chat.conversationId ? `会話 ${chat.conversationId.slice(0, 8)}…(${chat.turns.length} 往復)` : "";
+  // the id itself is no reading for a person: kept as data-id and in the tooltip
+  convLabel.textContent = chat.conversationId ? `会話中(${chat.turns.length} 往復)` : "";
+  if (chat.conversationId) {
+    convLabel.dataset.id = chat.conversationId;
+    convLabel.title = `会話 ID: ${chat.conversationId}`;
+  } else {
+    delete convLabel.dataset.id;
+    convLabel.removeAttribute("title");
+  }
 }
 
 const EVENT_LABELS = {
@@ -46,13 +46,13 @@ const EVENT_LABELS = {
 
 function eventNode(ev) {
   const label = EVENT_LABELS[ev.type] || ev.type;
-  const tool = TOOL_LABELS[ev.tool] || ev.tool || "";
+  const tool = toolLabel(ev.tool);
   if (ev.type === "tool_call") {
     const args = ev.arguments || {};
     const what = [args.query ? `「${args.query}」` : "", Array.isArray(args.collections) ? `(${args.collections.join("、")})` : ""].join("");
     const node = el("div", { class: "ev", "data-type": ev.type }, `🔧 ${tool}${what ? ": " + what : ""}`);
     const rest = Object.keys(args).filter((k) => k !== "query" && k !== "collections");
-    if (rest.length) {
+    if (rest.length || !(ev.tool in TOOL_LABELS)) {
       node.append(el("details", { class: "small" }, el("summary", {}, "詳細"),
         el("code", {}, `${ev.tool}(${JSON.stringify(args)})`)));
     }
@@ -64,17 +64,6 @@ function eventNode(ev) {
   }
   const icon = { thought: "💭", draft: "📝", critique: "🔍", answer: "✅", error: "⚠️" }[ev.type] || "•";
   return el("div", { class: "ev", "data-type": ev.type }, `${icon} ${label}: `, ev.text || "");
-}
-
-function citationList(citations) {
-  if (!citations || !citations.length) return null;
-  return el("ol", { class: "cites" }, citations.map((c) => {
-    const detail = [c.section, c.date, c.store].filter(Boolean).join(" / ");
-    return el("li", {},
-      el("a", { href: recordHref(c.collection, c.doc_id), target: "_blank", rel: "noopener" }, c.title || c.doc_id),
-      detail ? el("span", { class: "muted small" }, `(${detail})`) : null,
-      el("span", { class: "tag" }, c.collection));
-  }));
 }
 
 const NO_ID_TIP = "この回答は、回答と評価を結び付ける ID(query_id)を会話に保存するようになる前に"

@@ -3,6 +3,7 @@
 // 0 件率 = searches that found nothing / searches (as /metrics); questions the agent could not
 // answer are the 未回答率 (unanswered / questions), never counted as zero hits.
 import { api, clear, el, num, pct, showError } from "./api.js";
+import { queryTypeLabel } from "./labels.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const $ = (id) => document.getElementById(id);
@@ -83,8 +84,7 @@ async function load() {
     clear($("chart-unanswered")).append(chart(days, pick("questions"), pick("unanswered"), "質問数と未回答"));
     clear($("zero")).append(rankTable((stats.top_zero_hit_queries || []).map((q) => [q.query, num(q.count)]), ["クエリ", "回数"]));
     clear($("terms")).append(rankTable((stats.top_negative_terms || []).map((t) => [t.term, num(t.count)]), ["語", "回数"]));
-    const typeName = (t) => (t === "ask" ? "ask(回答への評価)" : t || "(不明)");
-    clear($("types")).append(rankTable((stats.by_query_type || []).map((t) => [typeName(t.query_type), num(t.searches), pct(t.zero_hit_rate), num(t.feedback), pct(t.negative_rate)]),
+    clear($("types")).append(rankTable((stats.by_query_type || []).map((t) => [queryTypeLabel(t.query_type), num(t.searches), pct(t.zero_hit_rate), num(t.feedback), pct(t.negative_rate)]),
       ["種類", "検索数", "0 件率", "評価数", "👎 率"]));
   } catch (err) {
     showError($("error"), err);

@@ -14,6 +14,8 @@ const start = document.getElementById("start");
 const command = document.getElementById("command");
 const jobBox = document.getElementById("job");
 const resultBox = document.getElementById("job-result");
+const jobLive = document.getElementById("job-live"); // the job's heading, status and bar
+
 let targetEdited = false;
 
 const quote = (s) => (/^[\w.\-/]+$/.test(s) ? s : `"${s.replace(/(["\\$`])/g, "\\$1")}"`);
@@ -41,6 +43,7 @@ function summary(r) {
 }
 
 function renderJob(job) {
+  jobLive.classList.remove("hidden");
   document.getElementById("job-id").textContent = String(job.id).slice(0, 12);
   const params = job.params || {};
   document.getElementById("job-status").textContent =
@@ -81,6 +84,8 @@ form.addEventListener("submit", async (event) => {
   const body = { source: source.value, target: target.value.trim(), per_chunk: Number(perChunk.value || 3) };
   if (limit.value) body.limit = Number(limit.value);
   jobBox.classList.remove("hidden");
+  jobLive.classList.add("hidden"); // shown once the server has a job: a refusal has no bar
+  clear(resultBox).append(el("p", { class: "pending muted" }, "ジョブを開始しています"));
   start.disabled = true;
   try {
     await follow(await api(ROUTE, { method: "POST", json: body }));

@@ -1,33 +1,56 @@
 // 検索テスト: POST /api/search with axis weights and fusion from the controls; per hit its
-// rank and score on every axis, then the plan and the timings.
-import { api, clear, el, loadCollections, num, recordHref, showError } from "./api.js";
+// rank and score on every axis, then the plan and the timings — in Japanese, the engine's own
+// names (axes, modes, metadata keys, the plan's JSON) inside collapsed 「詳細」. 「AIで回答」
+// asks the answer engine (POST /api/ask) over the collection just searched.
+import { api, citationList, clear, dateTime, el, loadCollections, num, recordHref, showError } from "./api.js";
+import {
+  FUSION_LABELS, MODE_LABELS, NORMALIZATION_LABELS, TIMING_LABELS, axisLabels, metaLabel,
+  metaValue, queryTypeLabel,
+} from "./labels.js";
 
 const $ = (id) => document.getElementById(id);
 const collection = $("collection");
 const weights = $("weights");
+const aiButton = $("ai-answer");
+const aiResult = $("ai-result");
 let axes = [];
+let labels = {};
+let searched = null; // {query, collection, now} of the results shown
+
+const labelOf = (name, mode) => labels[name] || MODE_LABELS[mode] || "検索軸";
+
+function details(...children) {
+  return el("details", { class: "small more" }, el("summary", {}, "詳細"), ...children);
+}
 
 async function loadAxes() {
   clear(weights);
   axes = [];
+  labels = {};
   if (!collection.value) return;
   try {
     const data = await api(`/api/collections/${encodeURIComponent(collection.value)}/config`);
     axes = data.config.axes || [];
+    labels = axisLabels(axes);
     const fusion = data.config.fusion || {};
     $("rrf-k").value = fusion.k || 60;
     $("normalization").value = fusion.normalization || "max";
     if (data.config.search && data.config.search.top_k) $("top-k").value = data.config.search.top_k;
     for (const axis of axes) {
+      const label = labelOf(axis.name, axis.mode);
       const on = el("input", { type: "checkbox", "data-axis": axis.name });
       on.checked = true;
       const value = el("output", {}, axis.weight.toFixed(2));
-      const range = el("input", { type: "range", min: "0", max: "1", step: "0.01", value: axis.weight, "data-weight": axis.name, "aria-label": `${axis.name} の重み` });
+      const range = el("input", { type: "range", min: "0", max: "1", step: "0.01", value: axis.weight, "data-weight": axis.name, "aria-label": `${label} の重み` });
       range.addEventListener("input", () => { value.textContent = Number(range.value).toFixed(2); });
-      const fields = axis.fields && axis.fields.length ? `(${axis.fields.join(", ")})` : "";
-      weights.append(el("div", { class: "card" },
-        el("label", { class: "inline" }, on, el("strong", {}, axis.name), el("span", { class: "tag" }, axis.mode), fields),
-        el("div", { class: "row" }, range, value)));
+      const fields = axis.fields && axis.fields.length ? axis.fields.join("、") : "すべての項目";
+      weights.append(el("div", { class: "card axis" },
+        el("label", { class: "inline" }, on, el("strong", {}, label)),
+        el("div", { class: "row" }, range, value),
+        details(el("dl", { class: "axis-detail" },
+          el("dt", {}, "軸の名前"), el("dd", {}, axis.name),
+          el("dt", {}, "方式"), el("dd", {}, axis.mode),
+          el("dt", {}, "対象の項目"), el("dd", { class: "fields" }, fields)))));
     }
   } catch (err) {
     showError(weights, err);
@@ -54,31 +77,43 @@ function body() {
 
 function axisTable(hit, maxScores) {
   const names = axes.length ? axes.map((a) => a.name) : Object.keys(hit.axes || {});
-  return el("table", { class: "axes" },
-    el("thead", {}, el("tr", {}, ["軸", "順位", "スコア", ""].map((h) => el("th", {}, h)))),
+  return el("div", { class: "scroll" }, el("table", { class: "axes" },
+    el("thead", {}, el("tr", {}, ["検索軸", "順位", "スコア", ""].map((h) => el("th", {}, h)))),
     el("tbody", {}, names.map((name) => {
       const a = (hit.axes || {})[name];
-      if (!a) return el("tr", { "data-axis": name }, el("td", {}, name), el("td", { class: "num muted" }, "—"), el("td", { class: "num muted" }, "圏外"), el("td", {}));
+      const label = el("td", {}, labelOf(name));
+      if (!a) return el("tr", { "data-axis": name }, label, el("td", { class: "num muted" }, "—"), el("td", { class: "num muted" }, "圏外"), el("td", {}));
       const width = maxScores[name] ? Math.max(1, Math.round((a.score / maxScores[name]) * 100)) : 0;
       const bar = el("div", { class: "bar" });
       bar.style.width = `${width}%`;
-      return el("tr", { "data-axis": name }, el("td", {}, name), el("td", { class: "num rank" }, `${a.rank} 位`),
+      return el("tr", { "data-axis": name }, label, el("td", { class: "num rank" }, `${a.rank} 位`),
         el("td", { class: "num" }, a.score.toFixed(4)), el("td", { class: "small" }, bar));
-    })));
+    }))));
 }
 
 const TAGGED = ["date", "store", "section", "chapter", "category"];
 const UNSHOWN = new Set([...TAGGED, "title", "source", "chunk_index"]);
 const MORE_SHOWN = 12;
 
-/** The hit's other metadata (a CSV's mapped columns, a report's author …) as `key: value`. */
-function metaLine(metadata) {
-  const rest = Object.entries(metadata || {}).filter(([k, v]) => !UNSHOWN.has(k) && v !== null && v !== "");
-  if (!rest.length) return null;
-  const text = (v) => { const t = Array.isArray(v) ? v.join("、") : typeof v === "object" ? JSON.stringify(v) : String(v); return t.length > 80 ? `${t.slice(0, 80)}…` : t; };
-  return el("p", { class: "small meta" }, rest.slice(0, MORE_SHOWN).map(([k, v]) =>
-    el("span", { class: "kv", "data-key": k }, el("span", { class: "muted" }, `${k}: `), text(v))),
-    rest.length > MORE_SHOWN ? el("span", { class: "muted" }, `ほか ${rest.length - MORE_SHOWN} 項目`) : null);
+const clip = (t) => (t.length > 80 ? `${t.slice(0, 80)}…` : t);
+const kvNode = (k, name, v) =>
+  el("span", { class: "kv", "data-key": k }, el("span", { class: "muted" }, `${name}: `), clip(v));
+
+/** The hit's other metadata: keys with a Japanese name as `名前: 値`; the rest (a CSV's mapped
+ * columns named in English, ids) with the record's field and id inside 詳細. */
+function metaLine(hit) {
+  const rest = Object.entries(hit.metadata || {}).filter(([k, v]) => !UNSHOWN.has(k) && v !== null && v !== "");
+  const named = rest.filter(([k]) => metaLabel(k));
+  const other = rest.filter(([k]) => !metaLabel(k));
+  const shown = named.slice(0, MORE_SHOWN);
+  const raw = (v) => (Array.isArray(v) ? v.join("、") : typeof v === "object" ? JSON.stringify(v) : String(v));
+  return el("div", { class: "small meta" },
+    shown.map(([k, v]) => kvNode(k, metaLabel(k), metaValue(v))),
+    named.length > MORE_SHOWN ? el("span", { class: "muted" }, `ほか ${named.length - MORE_SHOWN} 項目`) : null,
+    details(el("div", { class: "meta" },
+      el("span", { class: "kv" }, el("span", { class: "muted" }, "記録の項目: "), hit.field),
+      el("span", { class: "kv" }, el("span", { class: "muted" }, "文書 ID: "), hit.doc_id),
+      other.map(([k, v]) => kvNode(k, k, raw(v))))));
 }
 
 function hitNode(hit, i, maxScores, col) {
@@ -88,10 +123,10 @@ function hitNode(hit, i, maxScores, col) {
   return el("article", { class: "hit" },
     el("div", { class: "head" }, el("span", { class: "rank" }, `${i + 1}.`),
       el("a", { href: recordHref(col, hit.doc_id) }, title), el("span", {}, `スコア ${hit.score.toFixed(4)}`),
-      el("span", { class: "tag" }, hit.field), meta.map((m) => el("span", { class: "tag" }, String(m))),
+      meta.map((m) => el("span", { class: "tag" }, String(m))),
       hit.rerank_score !== undefined ? el("span", { class: "tag" }, `再ランク ${hit.rerank_score.toFixed(3)}`) : null),
     el("div", { class: "text" }, text),
-    metaLine(hit.metadata),
+    metaLine(hit),
     hit.matched_queries ? el("p", { class: "small muted" }, `一致したクエリ: ${hit.matched_queries.join(" / ")}`) : null,
     axisTable(hit, maxScores));
 }
@@ -102,42 +137,99 @@ function kv(label, value) {
   return el("tr", {}, el("th", {}, label), el("td", {}, text));
 }
 
-function planNode(plan) {
+const span = (r) => (r ? (r.from === r.to ? r.from : `${r.from || ""}〜${r.to || ""}`) : null);
+const RETRY = ["なし(最初の条件で検索)", "1 段目(条件を広げて再検索)", "2 段目(さらに広げて再検索)"];
+const MERGE = { hits: "一致したクエリの数と最高スコア", rrf: "順位の逆数和" };
+const UNUSED = { filter: "指定した期間を優先", no_dates: "日付のある記録がありません" };
+
+function dateText(f) {
+  if (!f) return null;
+  const from = f.source === "query" && f.expression ? `「${f.expression}」から` : "指定した期間";
+  return `${span(f)}(${from})`;
+}
+
+function fusionText(f) {
+  if (!f || !f.method) return null;
+  if (f.method === "rrf") return `${FUSION_LABELS.rrf}(定数 ${f.k})`;
+  return `${FUSION_LABELS[f.method] || "統合"}(${NORMALIZATION_LABELS[f.normalization] || "正規化"})`;
+}
+
+function planNode(plan, queryId) {
   const synonyms = Object.entries(plan.synonyms || {}).map(([k, v]) => `${k} → ${v.join("、")}`).join(" / ");
-  const axesText = (plan.axes || []).map((a) => `${a.name}(${a.mode}, 重み ${a.weight}, 候補 ${a.candidates ?? "—"})`).join("、");
+  const axesText = (plan.axes || []).map((a) => `${labelOf(a.name, a.mode)}(${a.query ? `「${a.query}」で、` : ""}重み ${a.weight}、候補 ${num(a.candidates)} 件)`).join("、");
+  const expanded = plan.expanded_queries || [];
+  const c = plan.classification;
+  const unused = plan.date_unused ? `${span(plan.date_unused)}「${plan.date_unused.expression || ""}」(${UNUSED[plan.date_unused.reason] || "使いませんでした"})` : null;
+  const rerank = plan.rerank ? (plan.rerank.applied ? "適用しました" : plan.rerank.reason) : null;
   const rows = [
     kv("正規化したクエリ", plan.normalized_query),
-    kv("質問の種類", plan.classification ? `${plan.classification.label}(確信度 ${plan.classification.confidence})` : null),
-    kv("展開したクエリ", (plan.expanded_queries || []).map((q) => (typeof q === "string" ? q : q.query || JSON.stringify(q))).join(" / ")),
-    kv("日付の範囲", plan.date_range), kv("日付の絞り込み", plan.date_filter), kv("使わなかった日付", plan.date_unused),
-    kv("基準日時", plan.now), kv("同義語", synonyms), kv("検索語(形態素)", (plan.query_terms || []).join(" ")),
-    kv("検索軸", axesText), kv("統合", plan.fusion), kv("最低スコア", plan.min_score),
-    kv("再試行の段階", plan.retry_stage), kv("件数", plan.top_k),
+    kv("質問の種類", c ? `${queryTypeLabel(c.label)}(確信度 ${num(c.confidence * 100)}%)` : null),
+    kv("展開したクエリ", expanded.length > 1 ? expanded.join(" / ") : null),
+    kv("複数クエリのまとめ方", expanded.length > 1 ? MERGE[plan.merge] : null),
+    kv("日付の絞り込み", dateText(plan.date_filter)), kv("使わなかった日付", unused),
+    kv("基準日時", plan.now ? dateTime(plan.now) : null), kv("同義語", synonyms),
+    kv("検索軸", axesText), kv("統合", fusionText(plan.fusion)), kv("最低スコア", plan.min_score),
+    kv("0件時の再試行", RETRY[plan.retry_stage] || `${plan.retry_stage} 段目`), kv("件数", plan.top_k),
+    kv("再ランク", rerank),
   ];
-  return [el("table", {}, el("tbody", {}, rows)),
-    el("details", {}, el("summary", { class: "small" }, "プランの JSON"), el("pre", { class: "light" }, JSON.stringify(plan, null, 2)))];
+  const inner = [
+    kv("検索語(形態素解析の結果)", (plan.query_terms || []).join(" ")),
+    kv("検索 ID(query_id)", queryId),
+  ];
+  return [el("div", { class: "scroll" }, el("table", { class: "plan" }, el("tbody", {}, rows))),
+    details(el("div", { class: "scroll" }, el("table", { class: "plan" }, el("tbody", {}, inner))),
+      el("pre", { class: "light" }, JSON.stringify(plan, null, 2)))];
 }
 
 function timingsNode(timings) {
   const entries = Object.entries(timings || {});
-  return el("table", {}, el("tbody", {}, entries.map(([k, v]) => el("tr", {}, el("th", {}, k), el("td", { class: "num" }, `${num(v, 2)} ms`)))));
+  return el("table", {}, el("tbody", {}, entries.map(([k, v]) =>
+    el("tr", { "data-stage": k }, el("th", {}, TIMING_LABELS[k] || "その他"), el("td", { class: "num" }, `${num(v, 2)} ms`)))));
 }
+
+function answerNode(data) {
+  return [
+    el("div", { class: "answer" }, data.answer || ""),
+    data.unanswered ? el("p", { class: "small warn" }, "裏付けが見つからなかったため、未回答ログに記録しました。") : null,
+    citationList(data.citations),
+  ].filter(Boolean);
+}
+
+aiButton.addEventListener("click", async () => {
+  if (!searched) return;
+  const ask = { question: searched.query, collections: [searched.collection] };
+  if (searched.now) ask.now = searched.now;
+  aiButton.disabled = true;
+  aiResult.setAttribute("aria-busy", "true");
+  clear(aiResult).append(el("p", { class: "pending muted" }, "回答を作成しています"));
+  try {
+    const data = await api("/api/ask", { method: "POST", json: ask });
+    clear(aiResult).append(...answerNode(data));
+  } catch (err) {
+    showError(aiResult, new Error(`回答を作成できませんでした。${err.message}`));
+  } finally {
+    aiButton.disabled = false;
+    aiResult.removeAttribute("aria-busy");
+  }
+});
 
 $("search-form").addEventListener("submit", async (event) => {
   event.preventDefault();
   clear($("error"));
   $("run").disabled = true;
-  const col = collection.value;
+  const req = body();
   try {
-    const data = await api("/api/search", { method: "POST", json: body() });
+    const data = await api("/api/search", { method: "POST", json: req });
+    searched = { query: req.query, collection: req.collection, now: req.now };
     $("result").classList.remove("hidden");
-    $("result-summary").textContent = `${data.hits.length} 件(query_id ${data.query_id.slice(0, 8)}…)`;
+    $("result-summary").textContent = `${num(data.hits.length)} 件`;
     const maxScores = {};
     for (const h of data.hits) for (const [n, a] of Object.entries(h.axes || {})) maxScores[n] = Math.max(maxScores[n] || 0, a.score);
     clear($("hits"));
     if (!data.hits.length) $("hits").append(el("p", { class: "note" }, "ヒットがありません(0件)。軸の重みや最低スコアを変えて試してください。"));
-    data.hits.forEach((h, i) => $("hits").append(hitNode(h, i, maxScores, col)));
-    clear($("plan")).append(...planNode(data.plan || {}));
+    data.hits.forEach((h, i) => $("hits").append(hitNode(h, i, maxScores, req.collection)));
+    clear(aiResult);
+    clear($("plan")).append(...planNode(data.plan || {}, data.query_id));
     clear($("timings")).append(timingsNode(data.timings_ms));
   } catch (err) {
     showError($("error"), err);

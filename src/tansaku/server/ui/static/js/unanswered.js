@@ -1,5 +1,6 @@
 // 未回答ログ: GET /api/unanswered with filters, POST …/resolve, CSV from /unanswered.csv.
 import { api, clear, dateTime, el, loadCollections, num, showError, toast } from "./api.js";
+import { toolLabel } from "./labels.js";
 
 const PAGE = 50;
 const list = document.getElementById("list");
@@ -32,6 +33,9 @@ async function resolve(item, button, note) {
   }
 }
 
+/** The tools tried, as a person names them (each once: 「店舗の表を検索」 may run many times). */
+const toolNames = (tools) => [...new Set(tools.map(toolLabel))].join("、");
+
 function row(item) {
   let action;
   if (item.resolved) {
@@ -47,7 +51,7 @@ function row(item) {
     el("td", { class: "small" }, dateTime(item.asked_at)),
     el("td", {}, el("span", { class: "tag" }, item.collection || "—")),
     el("td", { class: "question" }, item.question),
-    el("td", { class: "small muted" }, item.reason || "", (item.tools || []).length ? el("div", {}, (item.tools || []).join("、")) : null),
+    el("td", { class: "small muted" }, item.reason || "", (item.tools || []).length ? el("div", { class: "tools" }, toolNames(item.tools)) : null),
     el("td", {}, action));
 }
 
