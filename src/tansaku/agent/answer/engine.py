@@ -171,9 +171,12 @@ def answer_scope(question: str, scope: ToolScope, names: Sequence[str] | None = 
         reason = f"「{top.title}」に引用できる文がありません"
         events.append(Event(type="thought", text=reason))
         return Outcome(None, (), tuple(events), reason, searched)
-    used = list(dict.fromkeys(id(q.candidate) for q in quotes))
-    by_id = {id(q.candidate): q.candidate for q in quotes}
-    cites = tuple(dict.fromkeys(citation_of(by_id[i]) for i in used))
+    first_quote: dict[int, Quote] = {}
+    for quote in quotes:  # a source once, with the heading of its first quote
+        first_quote.setdefault(id(quote.candidate), quote)
+    cites = tuple(
+        dict.fromkeys(citation_of(x.candidate, section=x.heading) for x in first_quote.values())
+    )
     shape = "質問と回答の組なので回答の部分を" if top.hit.record.id in answers else "合う文を"
     events.append(
         Event(

@@ -36,7 +36,9 @@ def where_of(c: Candidate) -> str:
     return " ".join([*parts, title]).strip()
 
 
-def citation_of(c: Candidate, tool: str = SEARCH_TOOL) -> Citation:
+def citation_of(c: Candidate, tool: str = SEARCH_TOOL, section: str = "") -> Citation:
+    """The citation of a hit; ``section``: the heading of the quoted sentence, when the quote
+    comes from another part of the document than the record the search matched."""
     meta = c.hit.record.metadata
     return Citation(
         doc_id=c.hit.doc_id,
@@ -44,6 +46,6 @@ def citation_of(c: Candidate, tool: str = SEARCH_TOOL) -> Citation:
         title=c.title,
         date=str(meta.get("date") or ""),
         store=str(meta.get("store") or ""),
-        section=str(meta.get("section") or meta.get("chapter") or ""),
+        section=section or str(meta.get("section") or meta.get("chapter") or ""),
         tool=tool,
     )

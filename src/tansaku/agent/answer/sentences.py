@@ -68,6 +68,8 @@ class Quote:
     candidate: Candidate
     score: float
     position: int = 0
+    heading: str = ""
+    """The heading the sentence stands under (「1.3 身だしなみ」), when the text has one."""
 
 
 _ASKS_FACT = re.compile(r"誰|だれ|何|なに|どこ|いつ|どれ|どの|どんな")
@@ -241,7 +243,8 @@ def pick(
             grams = len(qgrams & set(bigrams(s))) / len(qgrams) if qgrams else 0.0
             typed = sum(ANSWER_TYPE_BONUS for p in wanted if p.search(s))
             score = lexical + 0.3 * grams + 0.6 * c.probability + typed - 0.01 * position
-            quote = Quote(text=_window(s, found or terms), candidate=c, score=score)
+            window = _window(s, found or terms)
+            quote = Quote(text=window, candidate=c, score=score, heading=heading)
             scored.append(replace(quote, position=position))
     scored.sort(key=lambda q: -q.score)
     if not scored:
