@@ -39,3 +39,14 @@ def test_the_unanswered_list_shows_tokyo_time() -> None:
 
     assert _tokyo("2026-11-26T12:16:57+00:00") == "2026-11-26 21:16 JST"
     assert _tokyo("not a time") == "not a time"
+
+
+def test_a_row_without_a_name_shows_its_values() -> None:
+    """An aggregate's row (SELECT count(*) …) is its figures, never an empty 「1. 」."""
+    import json
+
+    from tansaku.agent.result_text import summarize
+
+    assert summarize(json.dumps({"results": [{"count_star()": 28}]})) == "1. 28"
+    text = summarize(json.dumps({"results": [{"category": None, "n": 3, "avg": 4.5}]}))
+    assert text == "1. 3 / 4.5"

@@ -74,6 +74,9 @@ def _item(i: int, row: Any) -> str:
         return f"{i}. {row}"
     name = next((str(row[k]) for k in _NAME_KEYS if row.get(k)), "")
     where = "・".join(str(row[k]) for k in _WHERE_KEYS if row.get(k) and str(row[k]) != name)
+    if not name and not where:  # a row of an aggregate (count_star(): 28): its values
+        values = " / ".join(str(v) for v in row.values() if v is not None and v != "")
+        return f"{i}. {values[:79] + '…' if len(values) > 80 else values}"
     return f"{i}. {name}" + (f"({where})" if where else "")
 
 
