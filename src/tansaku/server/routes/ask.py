@@ -21,7 +21,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
 
-from tansaku.errors import TansakuError
+from tansaku.errors import TansakuError, public_message
 from tansaku.server.errors import ApiError, error_body, library_status
 from tansaku.server.owners import visible
 from tansaku.server.respond import JsonResponse, json_response
@@ -85,6 +85,12 @@ def record_answer(state: AppState, team: str, answer: Any) -> str:
     return query_id
 
 
+def _team_tables(state: AppState, team: str) -> Any:
+    """The tables as ``team`` uses them (its name in the SQL audit log), or None."""
+    tables = state.tables_if_any()
+    return tables.for_team(team) if tables is not None else None
+
+
 def _outcome(answer: Any) -> str:
     return "unanswered" if answer.unanswered else "answered"
 
@@ -105,7 +111,7 @@ def _turn(
             team=team,
             collections=collections,
             now=now_of(body.now),
-            tables=state.tables_if_any(),
+            tables=_team_tables(state, team),
             store=body.store,
             conversation_id=body.conversation_id,
             on_event=on_event,
@@ -166,6 +172,8 @@ async def _stream(
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(queue.put_nowait, item)
 
+    home = state.client.workspace.home  # error messages leave without the server's paths
+
     def work() -> None:
         try:
             answer = _turn(
@@ -173,10 +181,10 @@ async def _stream(
             )
             put(("final", answer.to_dict() | {"query_id": record_answer(state, team, answer)}))
         except ApiError as exc:
-            put(("error", error_body(exc.code, exc.message)))
+            put(("error", error_body(exc.code, public_message(exc.message, home=home))))
         except TansakuError as exc:
             _, code = library_status(exc)
-            put(("error", error_body(code, str(exc))))
+            put(("error", error_body(code, public_message(str(exc), home=home))))
         except Exception:
             log.exception("ask turn failed")
             put(("error", error_body("internal_error", "回答の作成中にエラーが発生しました")))
