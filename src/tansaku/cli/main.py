@@ -406,6 +406,7 @@ _COMMAND_MODULES = (
     "serve",
     "tables",
     "transfer",
+    "tune",
 )
 
 

@@ -162,7 +162,7 @@ def _prepare(
     return where, reports
 
 
-def _resolve_qrels(
+def resolve_qrels(
     ts: Tansaku, ds: EvalDataset, collection: str, team: str
 ) -> dict[str, dict[str, int]]:
     """Judgement files may name documents by id or by title; BEIR qrels are ids as they are."""
@@ -301,7 +301,7 @@ def _evaluate(
         built.update(_target(name, c) for c in configs)
     where, reports = _prepare(ts, dataset, configs, team, progress)
     first = where[configs[0].name]
-    qrels = _resolve_qrels(ts, dataset, first, team)
+    qrels = resolve_qrels(ts, dataset, first, team)
     results = []
     with _quiet_events(ts):
         for conf in configs:
