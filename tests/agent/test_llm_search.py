@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -22,9 +22,10 @@ from tansaku.agent.llm_search import (
     parse_json,
     use_model_for_search,
 )
-from tansaku.agent.models.base import ChatResponse, Message, ModelUnavailable
+from tansaku.agent.models.base import ChatResponse, ModelUnavailable
 from tansaku.search.classify import Classification, QueryLabel, RuleClassifier
 from tansaku.search.expand import ExpandContext, RuleExpander
+from tansaku.testing import ScriptedChatModel
 from tansaku.text import get_analyzer
 from tansaku.text.dates import TOKYO, resolve_dates
 from tansaku.text.synonyms import load_synonyms
@@ -32,24 +33,13 @@ from tansaku.text.synonyms import load_synonyms
 NOW = datetime(2025, 12, 11, 9, 0, tzinfo=TOKYO)
 
 
-class ScriptedModel:
-    """A ChatModel whose answers come from ``reply(messages, json_schema)``."""
+def ScriptedModel(reply: Callable[[str, dict[str, Any] | None], Any]) -> ScriptedChatModel:
+    """A chat model whose answers come from ``reply(prompt, json_schema)``."""
+    return ScriptedChatModel(reply=lambda r: reply(r.prompt, r.json_schema))
 
-    def __init__(self, reply: Callable[[str, dict[str, Any] | None], Any]) -> None:
-        self.reply = reply
-        self.calls: list[tuple[str, dict[str, Any] | None]] = []
 
-    @property
-    def name(self) -> str:
-        return "scripted:test"
-
-    def chat(self, messages: Sequence[Message], **kw: Any) -> ChatResponse:
-        prompt = messages[-1].content
-        self.calls.append((prompt, kw.get("json_schema")))
-        out = self.reply(prompt, kw.get("json_schema"))
-        if isinstance(out, ChatResponse):
-            return out
-        return ChatResponse(content=out if isinstance(out, str) else json.dumps(out))
+def calls(model: ScriptedChatModel) -> list[tuple[str, dict[str, Any] | None]]:
+    return [(r.prompt, r.json_schema) for r in model.requests]
 
 
 def _ctx(query: str, *, label: QueryLabel = QueryLabel.VAGUE, max_queries: int = 5):
@@ -74,7 +64,7 @@ def test_the_prompt_of_the_design() -> None:
         model, clock=lambda: NOW, role="飲食店の業務アシスタント", context={"店舗": "新宿店"}
     )
     assert expander.expand("昨日の問題", _ctx("昨日の問題")) == ["2025-12-10のクレーム内容"]
-    prompt, schema = model.calls[0]
+    prompt, schema = calls(model)[0]
     assert prompt.startswith("あなたは飲食店の業務アシスタントです。")
     assert "- 現在日時: 2025-12-11 (木曜日)" in prompt and "- 店舗: 新宿店" in prompt
     assert "- 昨日: 2025-12-10" in prompt
@@ -131,7 +121,7 @@ def test_repeated_failures_pause_the_model() -> None:
     expander = LLMExpander(model, clock=lambda: NOW, failures_before_pause=2, pause_s=3600)
     for _ in range(5):
         expander.expand("昨日の問題", _ctx("昨日の問題"))
-    assert len(model.calls) == 2 and expander.last_source == "rules(paused)"
+    assert len(calls(model)) == 2 and expander.last_source == "rules(paused)"
 
 
 def test_classifier_labels_and_caches() -> None:
@@ -142,8 +132,8 @@ def test_classifier_labels_and_caches() -> None:
     got = classifier.classify("先月のクレームはどんな感じ?")
     assert got == Classification(QueryLabel.STATISTICS, 0.93, ("llm", "傾向を聞いている"))
     assert classifier.classify("先月のクレームはどんな感じ?") == got
-    assert len(model.calls) == 1 and model.calls[0][1] == CLASSIFY_SCHEMA
-    prompt = model.calls[0][0]
+    assert len(calls(model)) == 1 and calls(model)[0][1] == CLASSIFY_SCHEMA
+    prompt = calls(model)[0][0]
     assert "# ユーザークエリ\n先月のクレームはどんな感じ?" in prompt
     for label in ("clear", "vague", "manual", "statistics", "table", "greeting"):
         assert f"- {label}: " in prompt
@@ -261,6 +251,6 @@ def test_the_search_now_is_the_prompt_today() -> None:
     expander = LLMExpander(model, clock=lambda: NOW)  # the "real" clock: 2025-12-11
     past = datetime(2025, 6, 10, 9, 0, tzinfo=NOW.tzinfo)
     expander.expand("昨日の問題", replace(_ctx("昨日の問題"), now=past))
-    prompt = model.calls[0][0]
+    prompt = calls(model)[0][0]
     assert "- 現在日時: 2025-06-10 (火曜日)" in prompt and "- 昨日: 2025-06-09" in prompt
     assert "2025-12-11" not in prompt

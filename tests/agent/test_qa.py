@@ -21,7 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 import tansaku
-from tansaku.agent.models.base import ChatResponse, Message, ModelUnavailable
+from tansaku.agent.models.base import ModelUnavailable
 from tansaku.agent.qa import (
     QA_SCHEMA,
     QAGenerationError,
@@ -33,6 +33,7 @@ from tansaku.agent.qa import (
 )
 from tansaku.config import Axis, AxisMode, load_config
 from tansaku.errors import CollectionNotFound, InvalidRequest
+from tansaku.testing import ChatRequest, ScriptedChatModel
 from tansaku.tools import toolset
 
 pytestmark = pytest.mark.integration
@@ -61,28 +62,21 @@ def pairs_for(prompt: str, n: int = 2) -> dict[str, Any]:
     }
 
 
-class ScriptedModel:
-    """A ChatModel answering from the prompt; ``fail_on`` (substrings of a chunk) get garbage."""
+def ScriptedModel(fail_on: Sequence[str] = (), error: Exception | None = None) -> ScriptedChatModel:
+    """A chat model answering from the prompt; ``fail_on`` (substrings of a chunk) get garbage."""
 
-    def __init__(self, fail_on: Sequence[str] = (), error: Exception | None = None) -> None:
-        self.fail_on = tuple(fail_on)
-        self.error = error
-        self.prompts: list[str] = []
-        self.schemas: list[Any] = []
+    def reply(request: ChatRequest) -> Any:
+        if error is not None:
+            raise error
+        if any(s in request.prompt for s in fail_on):
+            return "申し訳ありません、うまく作れませんでした"
+        return pairs_for(request.prompt)
 
-    @property
-    def name(self) -> str:
-        return "scripted:qa"
+    return ScriptedChatModel(reply=reply, model_name="scripted:qa")
 
-    def chat(self, messages: Sequence[Message], **kw: Any) -> ChatResponse:
-        prompt = messages[-1].content
-        self.prompts.append(prompt)
-        self.schemas.append(kw.get("json_schema"))
-        if self.error is not None:
-            raise self.error
-        if any(s in prompt for s in self.fail_on):
-            return ChatResponse(content="申し訳ありません、うまく作れませんでした")
-        return ChatResponse(content=json.dumps(pairs_for(prompt), ensure_ascii=False))
+
+def prompts(model: ScriptedChatModel) -> list[str]:
+    return [r.prompt for r in model.requests]
 
 
 @pytest.fixture
@@ -116,8 +110,8 @@ def test_pairs_become_records_with_their_source(ts) -> None:
     assert len(docs) == 8 and all(
         f == {"qa_question", "qa_answer", "combined"} for f in docs.values()
     )
-    assert all(s == QA_SCHEMA for s in model.schemas)
-    first = next(p for p in model.prompts if chunks[0].text in p)
+    assert all(s == QA_SCHEMA for s in [r.json_schema for r in model.requests])
+    first = next(p for p in prompts(model) if chunks[0].text in p)
     assert "以下のテキストから、内容に基づく質問と回答のペアを2個生成してください。" in first
     assert "# 文書\nクレーム対応マニュアル v1.1" in first
     hit = ts.search("お客様のお話を最後まで伺う", collection="manuals_qa").hits[0]
@@ -136,9 +130,9 @@ def test_a_second_run_asks_nothing(ts) -> None:
     again = ScriptedModel()
     report = generate_qa(ts, again, source="manuals", target="manuals_qa", config=FAST, limit=3)
     assert (report.skipped, report.generated, report.pairs) == (3, 0, 6)
-    assert again.prompts == [] and report.ingested["unchanged"] == 18
+    assert prompts(again) == [] and report.ingested["unchanged"] == 18
     more = generate_qa(ts, again, source="manuals", target="manuals_qa", config=FAST, limit=5)
-    assert (more.skipped, more.generated) == (3, 2) and len(again.prompts) == 2
+    assert (more.skipped, more.generated) == (3, 2) and len(prompts(again)) == 2
 
 
 def test_failed_chunks_are_asked_again(ts) -> None:
@@ -149,7 +143,9 @@ def test_failed_chunks_are_asked_again(ts) -> None:
     )
     assert report.generated == 3 and [c for c, _ in report.failed] == [chunks[1].id]
     assert "ペア" in report.failed[0][1] or "JSON" in report.failed[0][1] or report.failed[0][1]
-    assert sum(chunks[1].text[:40] in p for p in bad.prompts) == 2  # asked once more, then given up
+    assert (
+        sum(chunks[1].text[:40] in p for p in prompts(bad)) == 2
+    )  # asked once more, then given up
     good = ScriptedModel()
     rerun = generate_qa(ts, good, source="manuals", target="manuals_qa", config=FAST, limit=4)
     assert (rerun.skipped, rerun.generated, rerun.failed) == (3, 1, ())
@@ -161,7 +157,7 @@ def test_a_dead_model_stops_the_run_and_loses_nothing(ts) -> None:
     dead = ScriptedModel(error=ModelUnavailable("接続できません(http://127.0.0.1:9/v1)"))
     with pytest.raises(QAGenerationError, match="続きから再開できます"):
         generate_qa(ts, dead, source="manuals", target="manuals_qa", config=FAST, workers=1)
-    assert len(dead.prompts) == 5
+    assert len(prompts(dead)) == 5
     path = progress_path(ts, "manuals", "manuals_qa", "default")
     assert len(path.read_text(encoding="utf-8").splitlines()) == 2
     assert len(_docs(ts, "manuals_qa")) == 4
@@ -175,7 +171,7 @@ def test_a_torn_line_is_generated_again_without_duplicates(ts) -> None:
     path.write_bytes(b"".join(lines[:2]) + lines[2][: len(lines[2]) // 2])  # killed mid-write
     model = ScriptedModel()
     report = generate_qa(ts, model, source="manuals", target="manuals_qa", config=FAST, limit=4)
-    assert (report.skipped, report.generated) == (2, 2) and len(model.prompts) == 2
+    assert (report.skipped, report.generated) == (2, 2) and len(prompts(model)) == 2
     assert report.ingested["inserted"] == 6  # the 4th chunk; the 3rd replaced its own ids
     assert len(_docs(ts, "manuals_qa")) == 8
     lines = [x.decode("utf-8", "replace") for x in path.read_bytes().splitlines()]
@@ -193,7 +189,7 @@ def test_bad_requests_are_refused(ts) -> None:
         generate_qa(ts, model, source="manuals", target="qa", per_chunk=0)
     with pytest.raises(CollectionNotFound):
         generate_qa(ts, model, source="reports", target="qa")
-    assert model.prompts == []
+    assert prompts(model) == []
 
 
 def test_parse_pairs_cleans_and_bounds() -> None:

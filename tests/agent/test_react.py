@@ -375,3 +375,23 @@ def test_a_tool_past_its_timeout_answers_with_an_error(ts) -> None:
     observed = [m for m in model.requests[1].messages if m.role == "tool"]
     assert "error" in json.loads(observed[0].content) and "ref" in observed[1].content
     assert answer.citations and not answer.unanswered
+
+
+def test_the_shipped_scripted_model_answers_in_order_or_by_function() -> None:
+    """``tansaku.testing.ScriptedChatModel``: steps in order, an exhausted script names the
+    request, a reply function answers every request (a dict becomes JSON)."""
+    import json as _json
+
+    from tansaku.agent.models.base import Message as _Message
+    from tansaku.testing import ScriptedChatModel
+
+    model = ScriptedChatModel(steps=[say("一つ目"), ValueError("二つ目は失敗")])
+    hello = [_Message(role="user", content="こんにちは")]
+    assert model.chat(hello).content == "一つ目"
+    with pytest.raises(ValueError, match="二つ目"):
+        model.chat(hello)
+    with pytest.raises(AssertionError, match="request 3"):
+        model.chat(hello)
+    echo = ScriptedChatModel(reply=lambda r: {"echo": r.prompt})
+    assert _json.loads(echo.chat(hello).content) == {"echo": "こんにちは"}
+    assert [r.prompt for r in echo.requests] == ["こんにちは"]
