@@ -100,3 +100,11 @@ def test_where_must_be_a_sequence_of_expressions():
     with pytest.raises(InvalidRequest, match="where"):
         _request(where="cost=3")
     assert _request(where=["cost=3"]).where == ("cost=3",)
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\u3000\n"])
+def test_a_blank_query_is_refused_as_the_cli_refuses_it(query: str) -> None:
+    from tansaku.search.types import SearchRequest
+
+    with pytest.raises(InvalidRequest, match="検索クエリが空です"):
+        SearchRequest(query=query, collection="manuals")

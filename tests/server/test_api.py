@@ -72,6 +72,12 @@ def test_an_axis_searches_for_its_own_text(live):
     assert bad.status_code == 400 and "kw" in bad.text and "nope" in bad.text
 
 
+def test_a_blank_query_is_a_400_as_on_the_command_line(live):
+    with live.client(KEY_ALPHA) as http:
+        r = http.post("/api/search", json={"query": "  ", "collection": "manuals"})
+    assert r.status_code == 400 and "検索クエリが空です" in r.text
+
+
 def test_collections_list_create_config_records_delete(fresh):
     live = fresh
     with live.client(KEY_ALPHA) as http:

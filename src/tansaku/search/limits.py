@@ -39,13 +39,16 @@ def control_characters(text: str) -> list[str]:
 
 
 def check_query(query: str, max_chars: int = MAX_QUERY_CHARS) -> str:
-    """The query, if it is at most ``max_chars`` characters and has no control characters.
+    """The query, if it is not blank, at most ``max_chars`` characters and has no control
+    characters.
 
     Control characters are rejected rather than stripped: ESC or BEL in a query is a paste
     accident or an attack on a terminal, and searching for what is left would answer a
     question nobody asked. Tab and newline count as spaces."""
     if max_chars < 1:
         raise InvalidRequest(f"max_query_chars は 1 以上にしてください(現在: {max_chars})")
+    if not query.strip():
+        raise InvalidRequest("検索クエリが空です。探したい言葉を入れてください")
     if len(query) > max_chars:
         raise QueryTooLong(len(query), max_chars)
     bad = control_characters(query)
