@@ -82,6 +82,34 @@ def check_rating(rating: object) -> int:
     return int(rating)  # type: ignore[call-overload]
 
 
+def check_correct(
+    searched: str | None,
+    correct: tuple[str | None, str],
+    exists: Callable[[str, str], bool] | None,
+) -> dict[str, str]:
+    """``{"collection", "doc_id"}`` of a chosen correct result, checked against the collections
+    the search covered (``searched``: one name or several joined by ", ")."""
+    collections = [c.strip() for c in (searched or "").split(",") if c.strip()]
+    collection, doc_id = correct
+    if not isinstance(doc_id, str) or not doc_id.strip():
+        raise InvalidInput("正しい結果の文書 ID を指定してください")
+    if collection is None:
+        if len(collections) != 1:
+            raise InvalidInput(
+                "この検索は複数のコレクションにまたがります。"
+                "正しい結果のコレクションも指定してください"
+            )
+        collection = collections[0]
+    if collection not in collections:
+        raise InvalidInput(
+            f"コレクション「{collection}」はこの検索の対象ではありません"
+            f"(対象: {'、'.join(collections) or 'なし'})"
+        )
+    if exists is not None and not exists(collection, doc_id.strip()):
+        raise InvalidInput(f"正しい結果「{doc_id}」はコレクション「{collection}」にありません")
+    return {"collection": collection, "doc_id": doc_id.strip()}
+
+
 def check_client(client: str) -> str:
     if not client or len(client) > MAX_CLIENT_CHARS:
         raise ValueError(f"feedback client id must be 1..{MAX_CLIENT_CHARS} chars: {client!r}")
@@ -112,6 +140,8 @@ class FeedbackRepo:
         answer_text: str | None = None,
         session_id: str | None = None,
         versions: Callable[[str], Mapping[str, str]] | None = None,
+        correct: tuple[str | None, str] | None = None,
+        exists: Callable[[str, str], bool] | None = None,
     ) -> FeedbackRecord:
         """Store a rating of the team's search ``query_id``.
 
@@ -120,8 +150,14 @@ class FeedbackRepo:
         none; ``versions(collection)`` gives the collection's ``index_version`` and
         ``embedding_version`` now, asked only for an event recorded without them.
 
-        Raises :class:`InvalidInput` (rating, reason), :class:`RateLimited` past the limits of
-        ``client`` and :class:`NotFound` when the team has no search with that ``query_id``."""
+        ``correct``: ``(collection or None, doc id)`` — the result the user chose as the right
+        one (「正しい結果はこれ」), in a collection the search covered (None: its only one) and
+        existing there (``exists(collection, doc_id)``); kept as ``meta["correct"]``, it makes
+        the query a judgement (:meth:`judgements`).
+
+        Raises :class:`InvalidInput` (rating, reason, the correct result), :class:`RateLimited`
+        past the limits of ``client`` and :class:`NotFound` when the team has no search with
+        that ``query_id``."""
         rating = check_rating(rating)
         cleaned = clean_reason(reason)
         client = check_client(client)
@@ -154,15 +190,18 @@ class FeedbackRepo:
             ).first()
             if event is None:
                 raise NotFound("検索 ID", query_id)
+            meta = rebuild_meta(
+                s, event, answer_text=answer_text, session_id=session_id, versions=versions
+            )
+            if correct is not None:
+                meta["correct"] = check_correct(event.collection, correct, exists)
             row = Feedback(
                 query_id=query_id,
                 team=team,
                 rating=rating,
                 reason=cleaned,
                 client=client,
-                meta=rebuild_meta(
-                    s, event, answer_text=answer_text, session_id=session_id, versions=versions
-                ),
+                meta=meta,
                 created_at=now,
             )
             s.add(row)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import sys
 from datetime import date, datetime, time, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 from zoneinfo import ZoneInfo
 
@@ -181,6 +182,56 @@ def export(
         emit_json({"stats": stats.to_dict(), "feedback": items})
         return
     print_summary(stats, start, end)
+
+
+@group.command("judgements")
+def judgements_command(
+    collection: Annotated[
+        str | None,
+        typer.Option(
+            "--collection", "-c", help="コレクション(👎 の正解が複数のコレクションにあるとき必須)"
+        ),
+    ] = None,
+    out_path: Annotated[
+        Path | None, typer.Option("--out", help="書き出す YAML ファイル(既定: 標準出力)")
+    ] = None,
+    date_from: Annotated[str | None, typer.Option("--from", help="初日 YYYY-MM-DD")] = None,
+    date_to: Annotated[
+        str | None, typer.Option("--to", help="最終日 YYYY-MM-DD(この日を含む)")
+    ] = None,
+    team: TeamOpt = DEFAULT_TEAM,
+    home: HomeOpt = None,
+) -> None:
+    """👎 で「正しい結果はこれ」と選ばれた検索を、tansaku eval / tune の判定ファイルにする。"""
+    import yaml
+
+    from tansaku.appdb.judgements import judgement_file, judgements
+
+    start = end = None
+    if date_from or date_to:
+        start, end = period(date_from, date_to)
+    try:
+        with open_db(home, create=False) as db:
+            rows = db.feedback.find(team, start=start, end=end)
+    except TansakuError as exc:
+        raise library_error(exc) from None
+    items = judgements(rows, collection)
+    names = sorted({j.collection for j in items})
+    if not items:
+        raise fail("正しい結果が選ばれた 👎 はまだありません", EXIT_REJECTED)
+    if collection is None and len(names) > 1:
+        raise fail(
+            f"正しい結果が複数のコレクションにあります({'、'.join(names)})。"
+            "--collection で一つ選んでください",
+            EXIT_REJECTED,
+        )
+    data = judgement_file(items, collection or names[0], team)
+    text = yaml.safe_dump(data, allow_unicode=True, sort_keys=False)
+    if out_path is None:
+        sys.stdout.write(text)
+        return
+    out_path.write_text(text, encoding="utf-8")
+    typer.echo(f"{len(data['queries'])}件のクエリを {out_path} に書き出しました")
 
 
 def register(app: typer.Typer) -> None:

@@ -177,6 +177,10 @@ class FeedbackBody(Body):
     answer_text: Annotated[str, Field(max_length=20_000)] | None = None
     session_id: Annotated[str, Field(max_length=64)] | None = None
     meta: Annotated[dict[str, Any], Field(max_length=64)] | None = None
+    correct_doc_id: Name | None = None
+    """The result the user chose as the right one (「正しい結果はこれ」): a judgement."""
+    correct_collection: Name | None = None
+    """Its collection, when the search covered several."""
 
     @model_validator(mode="after")
     def _one_reason(self) -> FeedbackBody:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, date, datetime, time, timedelta
 from functools import partial
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
@@ -58,6 +58,8 @@ def submit(body: FeedbackBody, request: Request, state: StateDep, team: TeamDep)
         answer_text=body.answer_text,
         session_id=body.session_id,
         versions=partial(collection_versions, state.client),
+        correct=(body.correct_collection, body.correct_doc_id) if body.correct_doc_id else None,
+        exists=partial(_has_doc, state, team),
     )
     state.metrics.feedback_total.labels(
         rating=str(record.rating), query_type=str(record.meta.get("query_type") or "unknown")
@@ -65,6 +67,19 @@ def submit(body: FeedbackBody, request: Request, state: StateDep, team: TeamDep)
     data = record.to_dict()
     data.pop("client", None)
     return json_response(data, 201)
+
+
+def _has_doc(state: Any, team: str, collection: str, doc_id: str) -> bool:
+    """Whether the team's part of ``collection`` holds the document ``doc_id``."""
+    from tansaku.errors import TansakuError
+    from tansaku.store.base import Filter
+
+    try:
+        with state.client.reading(collection) as col:
+            found = col.store.scan(team, Filter(doc_ids=(doc_id,)), with_text=False)
+            return any(True for _ in found)
+    except TansakuError:
+        return False
 
 
 def parse_bound(value: str | None, *, end: bool, parameter: str | None = None) -> datetime | None:
