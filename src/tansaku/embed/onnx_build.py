@@ -20,15 +20,14 @@ normalised (long texts average several windows first).
 from __future__ import annotations
 
 import logging
-import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from tansaku.embed.e5_weights import E5Weights
+from tansaku.embed.e5_weights import BLOCK, E5Weights, Q4Tensor
 
-CONVERTER_VERSION = "1"
+CONVERTER_VERSION = "2"
 """Part of the cache key: bump it whenever the graph this module writes changes."""
 
 VARIANTS = ("fp32", "int8", "q4")
@@ -42,7 +41,6 @@ def build_model(weights: E5Weights, nbits: int = 0) -> Any:
     from onnx import TensorProto, helper, numpy_helper
 
     H, NH, FF = weights.hidden, weights.heads, weights.ffn
-    hd = weights.head_dim
     nodes: list[Any] = []
     inits: list[Any] = []
 
@@ -50,8 +48,8 @@ def build_model(weights: E5Weights, nbits: int = 0) -> Any:
         inits.append(numpy_helper.from_array(np.ascontiguousarray(arr), name))
         return name
 
-    def node(op: str, inputs: list[str], out: str, **attrs: Any) -> str:
-        nodes.append(helper.make_node(op, inputs, [out], name=out, **attrs))
+    def node(op: str, inputs: list[str], out: str, domain: str = "", **attrs: Any) -> str:
+        nodes.append(helper.make_node(op, inputs, [out], name=out, domain=domain, **attrs))
         return out
 
     i64 = np.int64
@@ -62,12 +60,9 @@ def build_model(weights: E5Weights, nbits: int = 0) -> Any:
     const("c.15", np.array(15, np.uint8))
     const("c.4", np.array(4, np.uint8))
     const("c.8", np.array(8.0, np.float32))
-    const("c.one_f", np.array(1.0, np.float32))
     const("c.ax_last", np.array([-1], i64))
     const("c.ax1", np.array([1], i64))
     const("c.shape_bth", np.array([0, 0, H], i64))
-    const("c.shape_heads", np.array([0, 0, NH, hd], i64))
-    const("c.neg", np.array(-1e9, np.float32))
     const("c.zero", np.array([0], i64))
     const("emb.pos", weights.f32("emb.pos").reshape(weights.max_positions, H))
     const("emb.type0", weights.f32("emb.type").reshape(weights.type_vocab, H)[0])
@@ -98,86 +93,69 @@ def build_model(weights: E5Weights, nbits: int = 0) -> Any:
         epsilon=float(weights.eps),
     )
 
-    # -- attention bias from the mask: 0 for a token, -1e9 for padding, [B, 1, 1, L] -----
     mask_f = node("Cast", ["attention_mask"], "mask.f", to=TensorProto.FLOAT)
-    const("c.ax12", np.array([1, 2], i64))
-    inv = node("Sub", ["c.one_f", mask_f], "mask.inv")
-    bias = node("Unsqueeze", [node("Mul", [inv, "c.neg"], "mask.neg")], "mask.bias")
-    nodes[-1].input.append("c.ax12")
-    const("c.scale", np.array(1.0 / math.sqrt(hd), np.float32))
-    const("c.sqrt2", np.array(math.sqrt(2.0), np.float32))
-    const("c.half", np.array(0.5, np.float32))
+    mask_i = node("Cast", ["attention_mask"], "mask.i", to=TensorProto.INT32)
+    const("c.split3", np.array([H, H, H], i64))
 
-    def linear(prefix: str, inp: str, rows: int) -> str:
-        q4 = weights.q4(f"{prefix}.w", rows)
-        const(f"{prefix}.bias", weights.f32(f"{prefix}.b"))
+    def matmul(prefix: str, inp: str, w: Q4Tensor) -> str:
+        """``inp @ w.T`` without bias (the bias goes into the fused node that follows)."""
         if nbits:
-            n_out, n_in = q4.shape
-            vals = (q4.values() + 8).astype(np.uint8).reshape(n_out, -1, 32)
-            packed = vals[:, :, 0::2] | (vals[:, :, 1::2] << 4)
-            const(f"{prefix}.wq", packed)
-            const(f"{prefix}.ws", q4.scales.astype(np.float32).reshape(-1))
-            nodes.append(
-                helper.make_node(
-                    "MatMulNBits",
-                    [inp, f"{prefix}.wq", f"{prefix}.ws"],
-                    [f"{prefix}.mm"],
-                    name=f"{prefix}.mm",
-                    domain="com.microsoft",
-                    K=n_in,
-                    N=n_out,
-                    bits=4,
-                    block_size=32,
-                    accuracy_level=nbits,
-                )
+            n_out, n_in = w.shape
+            vals = (w.values() + 8).astype(np.uint8).reshape(n_out, -1, BLOCK)
+            const(f"{prefix}.wq", vals[:, :, 0::2] | (vals[:, :, 1::2] << 4))
+            const(f"{prefix}.ws", w.scales.astype(np.float32).reshape(-1))
+            return node(
+                "MatMulNBits",
+                [inp, f"{prefix}.wq", f"{prefix}.ws"],
+                f"{prefix}.mm",
+                domain="com.microsoft",
+                K=n_in,
+                N=n_out,
+                bits=4,
+                block_size=BLOCK,
+                accuracy_level=nbits,
             )
-            mm = f"{prefix}.mm"
-        else:
-            const(f"{prefix}.wt", np.ascontiguousarray(q4.dequantize().T))
-            mm = node("MatMul", [inp, f"{prefix}.wt"], f"{prefix}.mm")
-        return node("Add", [mm, f"{prefix}.bias"], f"{prefix}.out")
+        const(f"{prefix}.wt", np.ascontiguousarray(w.dequantize().T))
+        return node("MatMul", [inp, f"{prefix}.wt"], f"{prefix}.mm")
 
-    def heads(t: str, perm: list[int]) -> str:
-        r = node("Reshape", [t, "c.shape_heads"], f"{t}.heads")
-        return node("Transpose", [r], f"{t}.t", perm=perm)
+    def skip_ln(prefix: str, inp: str, skip: str, bias: str, ln: str) -> str:
+        """LayerNorm(inp + bias + skip), the residual of a post-LN BERT layer."""
+        const(f"{prefix}.b", weights.f32(bias))
+        const(f"{prefix}.g", weights.f32(f"{ln}.w"))
+        const(f"{prefix}.beta", weights.f32(f"{ln}.b"))
+        return node(
+            "SkipLayerNormalization",
+            [inp, skip, f"{prefix}.g", f"{prefix}.beta", f"{prefix}.b"],
+            f"{prefix}.out",
+            domain="com.microsoft",
+            epsilon=float(weights.eps),
+        )
 
     for li in range(weights.layers):
         p = f"l{li}"
-        q = heads(linear(f"{p}.q", x, H), [0, 2, 1, 3])  # [B, NH, L, hd]
-        k = heads(linear(f"{p}.k", x, H), [0, 2, 3, 1])  # [B, NH, hd, L]
-        v = heads(linear(f"{p}.v", x, H), [0, 2, 1, 3])
-        scores = node("Mul", [node("MatMul", [q, k], f"{p}.qk"), "c.scale"], f"{p}.scaled")
-        probs = node("Softmax", [node("Add", [scores, bias], f"{p}.masked")], f"{p}.p", axis=-1)
-        pv = node("MatMul", [probs, v], f"{p}.pv")
-        ctx = node("Transpose", [pv], f"{p}.ctx", perm=[0, 2, 1, 3])
-        ctx = node("Reshape", [ctx, "c.shape_bth"], f"{p}.ctx2")
-        ao = linear(f"{p}.ao", ctx, H)
-        const(f"{p}.aln.w", weights.f32(f"{p}.aln.w"))
-        const(f"{p}.aln.b", weights.f32(f"{p}.aln.b"))
-        x = node(
-            "LayerNormalization",
-            [node("Add", [x, ao], f"{p}.res1"), f"{p}.aln.w", f"{p}.aln.b"],
-            f"{p}.ln1",
-            axis=-1,
-            epsilon=float(weights.eps),
+        parts = [weights.q4(f"{p}.{n}.w", H) for n in ("q", "k", "v")]
+        qkv_w = Q4Tensor(
+            scales=np.concatenate([t.scales for t in parts]),
+            nibbles=np.concatenate([t.nibbles for t in parts]),
         )
-        fi = linear(f"{p}.fi", x, FF)
-        erf = node("Erf", [node("Div", [fi, "c.sqrt2"], f"{p}.fi_s")], f"{p}.erf")
-        gelu = node(
-            "Mul",
-            [node("Mul", [fi, node("Add", [erf, "c.one_f"], f"{p}.erf1")], f"{p}.g1"), "c.half"],
-            f"{p}.gelu",
+        const(f"{p}.qkv.b", np.concatenate([weights.f32(f"{p}.{n}.b") for n in ("q", "k", "v")]))
+        qkv = matmul(f"{p}.qkv", x, qkv_w)
+        outs = [f"{p}.q", f"{p}.k", f"{p}.v"]
+        nodes.append(helper.make_node("Split", [qkv, "c.split3"], outs, name=f"{p}.split", axis=-1))
+        ctx = node(
+            "MultiHeadAttention",
+            [*outs, f"{p}.qkv.b", mask_i],
+            f"{p}.ctx",
+            domain="com.microsoft",
+            num_heads=NH,
         )
-        fo = linear(f"{p}.fo", gelu, H)
-        const(f"{p}.oln.w", weights.f32(f"{p}.oln.w"))
-        const(f"{p}.oln.b", weights.f32(f"{p}.oln.b"))
-        x = node(
-            "LayerNormalization",
-            [node("Add", [x, fo], f"{p}.res2"), f"{p}.oln.w", f"{p}.oln.b"],
-            f"{p}.ln2",
-            axis=-1,
-            epsilon=float(weights.eps),
-        )
+        ao = matmul(f"{p}.ao", ctx, weights.q4(f"{p}.ao.w", H))
+        x = skip_ln(f"{p}.ln1", ao, x, f"{p}.ao.b", f"{p}.aln")
+        fi = matmul(f"{p}.fi", x, weights.q4(f"{p}.fi.w", FF))
+        const(f"{p}.fi.b", weights.f32(f"{p}.fi.b"))
+        gelu = node("BiasGelu", [fi, f"{p}.fi.b"], f"{p}.gelu", domain="com.microsoft")
+        fo = matmul(f"{p}.fo", gelu, weights.q4(f"{p}.fo.w", H))
+        x = skip_ln(f"{p}.ln2", fo, x, f"{p}.fo.b", f"{p}.oln")
 
     # -- mean over the row's tokens -------------------------------------------------------
     m3 = node("Unsqueeze", [mask_f, "c.ax_last"], "pool.m")  # [B, L, 1]
@@ -231,7 +209,7 @@ def write_variant(weights: E5Weights, variant: str, out: Path, *, scratch: Path)
             per_channel=True,
             weight_type=QuantType.QInt8,
             op_types_to_quantize=["MatMul"],
-            extra_options={"MatMulConstBOnly": True},
+            extra_options={"MatMulConstBOnly": True, "DefaultTensorType": onnx.TensorProto.FLOAT},
         )
     finally:
         logging.disable(logging.NOTSET)
