@@ -69,6 +69,28 @@ function eventNode(ev) {
 const NO_ID_TIP = "この回答は、回答と評価を結び付ける ID(query_id)を会話に保存するようになる前に"
   + "記録されたため、あとから評価できません。新しく質問した回答は履歴から開いても評価できます。";
 
+/** After a 👎: 「正しい結果はこれ」 on one of the answer's sources, stored as a judgement. */
+function correctNode(turn) {
+  const box = el("div", { class: "small correct-pick" }, el("span", { class: "muted" }, "正しい出典があれば選んでください: "));
+  for (const c of turn.citations) {
+    const button = el("button", { type: "button", class: "correct", "data-doc": c.doc_id }, `正しい結果はこれ: ${c.title || c.doc_id}`);
+    button.addEventListener("click", async () => {
+      for (const b of box.querySelectorAll("button")) b.disabled = true;
+      try {
+        await api("/api/feedback", { method: "POST", json: { query_id: turn.queryId, rating: -1, correct_doc_id: c.doc_id, correct_collection: c.collection } });
+        turn.corrected = true;
+        saveChat();
+        box.replaceWith(el("span", { class: "small ok" }, "正しい結果として記録しました"));
+      } catch (err) {
+        for (const b of box.querySelectorAll("button")) b.disabled = false;
+        toast(err.message, true);
+      }
+    });
+    box.append(button);
+  }
+  return box;
+}
+
 function ratingNode(turn) {
   const box = el("div", { class: "rate" });
   if (!turn.queryId) {
@@ -79,6 +101,7 @@ function ratingNode(turn) {
   if (turn.rated) {
     const done = turn.rated > 0 ? "👍" : "👎";
     box.append(el("span", { class: "small ok" }, turn.past && !turn.ratedNow ? `${done} 評価済みです` : `${done} 評価を送信しました`));
+    if (turn.rated < 0 && turn.ratedNow && !turn.corrected && (turn.citations || []).length) box.append(correctNode(turn));
     return box;
   }
   const reason = el("input", { type: "text", maxlength: "300", placeholder: "理由(任意・300字まで)", "aria-label": "評価の理由" });
@@ -135,6 +158,7 @@ function botMessage(turn) {
       trace.open = false;
       clear(tail);
       if (data.unanswered) tail.append(el("p", { class: "small warn" }, "裏付けが見つからなかったため、未回答ログに記録しました。"));
+      turn.citations = data.citations || [];
       append(tail, [citationList(data.citations), ratingNode(turn)]);
     },
     error(message) {

@@ -116,7 +116,26 @@ function metaLine(hit) {
       other.map(([k, v]) => kvNode(k, k, raw(v))))));
 }
 
-function hitNode(hit, i, maxScores, col) {
+/** 「正しい結果はこれ」: the hit named as the result the search should put first — a 👎 on a
+ * lower hit, a 👍 on the first — stored with the feedback, it becomes a judgement
+ * (`tansaku feedback judgements`). */
+function correctButton(queryId, hit, first) {
+  const button = el("button", { type: "button", class: "small correct", "data-doc": hit.doc_id }, "正しい結果はこれ");
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    try {
+      const rating = first ? 1 : -1;
+      await api("/api/feedback", { method: "POST", json: { query_id: queryId, rating, correct_doc_id: hit.doc_id } });
+      button.replaceWith(el("span", { class: "small ok" }, "正しい結果として記録しました(調整の判定に使われます)"));
+    } catch (err) {
+      button.disabled = false;
+      showError($("error"), err);
+    }
+  });
+  return button;
+}
+
+function hitNode(hit, i, maxScores, col, queryId) {
   const title = (hit.metadata && hit.metadata.title) || hit.doc_id;
   const meta = TAGGED.map((k) => hit.metadata && hit.metadata[k]).filter(Boolean);
   const text = hit.text.length > 260 ? `${hit.text.slice(0, 260)}…` : hit.text;
@@ -128,7 +147,8 @@ function hitNode(hit, i, maxScores, col) {
     el("div", { class: "text" }, text),
     metaLine(hit),
     hit.matched_queries ? el("p", { class: "small muted" }, `一致したクエリ: ${hit.matched_queries.join(" / ")}`) : null,
-    axisTable(hit, maxScores));
+    axisTable(hit, maxScores),
+    queryId ? correctButton(queryId, hit, i === 0) : null);
 }
 
 function kv(label, value) {
@@ -227,7 +247,7 @@ $("search-form").addEventListener("submit", async (event) => {
     for (const h of data.hits) for (const [n, a] of Object.entries(h.axes || {})) maxScores[n] = Math.max(maxScores[n] || 0, a.score);
     clear($("hits"));
     if (!data.hits.length) $("hits").append(el("p", { class: "note" }, "ヒットがありません(0件)。軸の重みや最低スコアを変えて試してください。"));
-    data.hits.forEach((h, i) => $("hits").append(hitNode(h, i, maxScores, req.collection)));
+    data.hits.forEach((h, i) => $("hits").append(hitNode(h, i, maxScores, req.collection, data.query_id)));
     clear(aiResult);
     clear($("plan")).append(...planNode(data.plan || {}, data.query_id));
     clear($("timings")).append(timingsNode(data.timings_ms));
