@@ -8,7 +8,9 @@
       collections/<name>/gens/<gen>/   shard/, units/ (qdrant-edge), state.json (BM25 stats)
       cache/embeddings.sqlite          (model, sha256(text)) -> vector
       tables.toml, tables/             registered CSV/Parquet tables (tansaku.tables)
+      tables.reload.json               tables asked to reload by `tansaku tables reload`
       logs/                            search events and other JSON-line logs
+      logs/sql-audit.jsonl             every query a SQL tool ran or refused (tansaku.tables)
 """
 
 from __future__ import annotations
@@ -61,6 +63,11 @@ class Workspace:
     @property
     def logs_dir(self) -> Path:
         return self.home / "logs"
+
+    @property
+    def sql_audit_file(self) -> Path:
+        """The SQL tools' audit log: a JSON line per query run or refused."""
+        return self.logs_dir / "sql-audit.jsonl"
 
     @property
     def tables_file(self) -> Path:

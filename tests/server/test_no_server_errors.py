@@ -40,6 +40,7 @@ BODIES: dict[str, dict[str, object]] = {
     "/api/search": {"query": "冷蔵庫", "collection": "manuals", "top_k": 3},
     "/api/collections": {"name": "fuzzed", "config": {"description": "x"}},
     "/api/sql": {"sql": "SELECT 1", "tool": "sql"},
+    "/api/tables/reload": {"table": "stores"},
     "/api/ask": {"question": "開店準備は?", "collections": {"reports": "manuals"}},
     "/api/feedback": {"query_id": "x", "rating": 1, "reason": "理由"},
     "/api/qa/generate": {"source": "manuals", "target": "manuals_qa", "per_chunk": 2, "limit": 1},

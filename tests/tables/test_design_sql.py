@@ -1,8 +1,9 @@
 """The store-search design's SQL runs as written: its eight examples (and the JSON-column and
 agent examples beside them) say ``FROM 'stores.csv'``, the file of the registered table
 ``stores``. The validator rewrites that name on the AST to the table; nothing else that looks
-like a file or a path gets through. Through the SQL tool (``search_stores``, ``sql``) and
-``tansaku sql``, over the demo tables."""
+like a file or a path gets through. Through the SQL tool (``search_stores``, ``sql``), the
+agent's toolset, and ``tansaku sql`` — in-process and as fresh processes, as a user runs it —
+over the demo tables."""
 
 from __future__ import annotations
 
@@ -11,10 +12,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from tables_support import tansaku
 from typer.testing import CliRunner
 
+import tansaku as tansaku_lib
 from tansaku.tables import (
     QueryRejected,
+    TableDatabase,
     check_sql,
     install_demo_tables,
     load_tables_config,
@@ -22,6 +26,8 @@ from tansaku.tables import (
     write_tables_config,
 )
 from tansaku.tables.validate import file_aliases
+from tansaku.testing import HashEmbedder
+from tansaku.tools import toolset
 
 # Verbatim from the design (5.2 【検索例】 1–8), whitespace and line breaks included.
 DESIGN_EXAMPLES = [
@@ -136,3 +142,56 @@ def test_only_a_registered_tables_own_file_name_is_an_alias(db, demo_config) -> 
 def test_a_file_name_two_tables_share_names_neither() -> None:
     aliases = file_aliases({"a": "/x/data.csv", "b": "/y/DATA.csv", "stores": "t/stores.csv"})
     assert aliases == {"stores.csv": "stores"}
+
+
+def test_tansaku_sql_runs_the_eight_in_fresh_processes(home: Path) -> None:
+    """Each of the eight as its own ``tansaku sql`` process, as the owner (``sql``) types it
+    and as the agent's tool (``search_stores``) would run it."""
+    for number, sql in enumerate(DESIGN_EXAMPLES, start=1):
+        tool = "search_stores" if number % 2 else "sql"
+        done = tansaku(home, "sql", sql, "--tool", tool, "--json")
+        assert done.returncode == 0, (number, done.stderr)
+        out = json.loads(done.stdout)
+        assert "error" not in out and out["count"] == len(out["results"]) <= 10, (number, out)
+    human = tansaku(home, "sql", DESIGN_EXAMPLES[7])
+    assert human.returncode == 0 and human.stdout.rstrip().endswith("件"), human.stderr
+
+
+@pytest.fixture(scope="module")
+def agent_tools(home: Path):
+    """The agent's toolset over the demo tables, as ``tansaku ask`` builds it."""
+    client = tansaku_lib.connect(home, embedder=HashEmbedder(32))
+    with TableDatabase(load_tables_config(home / "tables.toml")) as db:
+        yield toolset(client, team="default", tables=db.for_team("default"))
+    client.close()
+
+
+def test_the_agents_tool_runs_the_eight(agent_tools, db) -> None:
+    for sql in DESIGN_EXAMPLES:
+        out = json.loads(agent_tools.call("search_stores", {"sql_query": sql}))
+        assert "error" not in out, (sql, out)
+        assert out["count"] == sql_tool(db, "search_stores")(sql)["count"]
+
+
+def test_the_designs_own_checks_through_the_agents_tool(agent_tools) -> None:
+    """Steps 2–4 of the design: what is refused, the LIMIT, the zero-row message."""
+
+    def call(sql: str) -> dict:
+        out: dict = json.loads(agent_tools.call("search_stores", {"sql_query": sql}))
+        return out
+
+    assert "error" not in call("SELECT * FROM 'stores.csv' LIMIT 5")
+    for refused in (
+        "DROP TABLE stores",
+        "UPDATE 'stores.csv' SET store_name='test'",
+        "SELECT * FROM 'stores.csv'; DROP TABLE stores;",
+    ):
+        assert call(refused)["error"].startswith("SQLを実行できません"), refused
+    assert call("SELECT store_name FROM 'stores.csv'")["count"] == 10
+    assert call("SELECT store_name FROM 'stores.csv' LIMIT 3")["count"] == 3
+    assert call("SELECT store_name FROM 'stores.csv' LIMIT 100")["count"] == 10
+    assert call("SELECT * FROM 'stores.csv' WHERE store_name = '存在しない店舗'") == {
+        "results": [],
+        "count": 0,
+        "message": "検索条件に一致する店舗が見つかりませんでした",
+    }

@@ -80,19 +80,25 @@ def collections_of(values: list[str] | None) -> list[str] | dict[str, str] | Non
 
 
 def open_tables(home: Path | None, *, note: bool = False) -> Any:
-    """The workspace's registered tables (statistics and SQL tools), or None (no tables.toml,
-    or they cannot be opened: then, with ``note``, a line on stderr says why)."""
-    path = Workspace.from_env(home).tables_file
-    if not path.is_file():
+    """The workspace's registered tables (statistics and SQL tools; queries in the workspace's
+    SQL audit log), or None (no tables.toml, or they cannot be opened: then, with ``note``, a
+    line on stderr says why)."""
+    ws = Workspace.from_env(home)
+    if not ws.tables_file.is_file():
         return None
     try:
         from tansaku.tables import open_tables as open_db
 
-        return open_db(path)
+        return open_db(ws.tables_file, audit_log=ws.sql_audit_file)
     except (ImportError, TansakuError) as exc:
         if note:
             err.print(f"[yellow]注意:[/] 表データのツールは使えません({render.inline(str(exc))})")
         return None
+
+
+def team_tables(tables: Any, team: str) -> Any:
+    """``tables`` as ``team`` uses them (its name in the SQL audit log), or None."""
+    return tables.for_team(team) if tables is not None else None
 
 
 def print_event(event: Event) -> None:
@@ -161,7 +167,7 @@ def ask(
                 team=team,
                 collections=roles,
                 now=clock,
-                tables=tables,
+                tables=team_tables(tables, team),
                 conversation_id=conversation,
                 offline=no_llm,
                 on_event=print_event if show_thoughts else warn_errors,

@@ -20,6 +20,7 @@ from tansaku.cli.ask import (
     print_answer,
     print_event,
     session,
+    team_tables,
     warn_errors,
 )
 from tansaku.cli.common import HomeOpt, NowOpt, TeamOpt, err, library_error, parse_now
@@ -89,7 +90,7 @@ def chat(
                         team=team,
                         collections=roles,
                         now=clock,
-                        tables=tables,
+                        tables=team_tables(tables, team),
                         conversation_id=cid,
                         offline=no_llm,
                         on_event=print_event if show_thoughts else warn_errors,

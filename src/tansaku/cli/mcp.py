@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from tansaku.cli import render
-from tansaku.cli.ask import open_tables
+from tansaku.cli.ask import open_tables, team_tables
 from tansaku.cli.common import (
     EXIT_REJECTED,
     HomeOpt,
@@ -126,7 +126,8 @@ def mcp(
                 stack.enter_context(tables)
             if roles is not None:
                 _check_exist(ts, roles)
-            tools = toolset(ts, team=team, collections=roles, now=clock, tables=tables)
+            scoped = team_tables(tables, team)
+            tools = toolset(ts, team=team, collections=roles, now=clock, tables=scoped)
             tools = Toolset(with_answer_tool(tools.specs), tools.scope)
             present, notes = _served(ts, team, tools.scope.collections)
             for note in notes:

@@ -1,6 +1,8 @@
 """CLI commands for tables: ``tables``, ``sql`` and ``stats`` (a thin adapter over tansaku.tables).
 
-``register(app)`` adds them to the main ``tansaku`` app. Exit codes: 0 for results (zero rows
+``register(app)`` adds them to the main ``tansaku`` app; ``tables reload | infer | add`` live in
+``tables_manage.py``. Every ``sql`` query run or refused is a line of the workspace's SQL audit
+log (``logs/sql-audit.jsonl``). Exit codes: 0 for results (zero rows
 included), 2 for a rejected query or bad arguments, 1 for an execution or configuration error.
 ``--json`` prints one JSON object on stdout (``ensure_ascii=False``); for ``sql`` it is the
 outcome exactly as the agent's tool returns it.
@@ -20,6 +22,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from tansaku.cli import render
+from tansaku.cli import tables_manage as manage
 from tansaku.cli.common import EXIT_ERROR, EXIT_OK, EXIT_REJECTED, HomeOpt, JsonOpt, emit_json, fail
 from tansaku.errors import TansakuError
 from tansaku.tables import (
@@ -67,8 +70,9 @@ def _out() -> Console:
 
 
 def _open(home: Path | None) -> TableDatabase:
+    ws = Workspace.from_env(home)
     try:
-        return TableDatabase(load_tables_config(Workspace.from_env(home).tables_file))
+        return TableDatabase(load_tables_config(ws.tables_file), audit_log=ws.sql_audit_file)
     except TansakuError as e:
         raise fail(str(e), EXIT_ERROR) from None
 
@@ -447,8 +451,24 @@ def stats_compare(
     )
 
 
+tables_app = typer.Typer(
+    help="登録済みのテーブル: 一覧(サブコマンドなし)・読み込み直し・推定・登録",
+    invoke_without_command=True,
+)
+
+
+@tables_app.callback()
+def tables_group(ctx: typer.Context, json_out: JsonOpt = False, home: HomeOpt = None) -> None:
+    """登録済みのテーブルを一覧表示する(reload: 読み込み直す / infer: 設定を推定 / add: 登録)。"""
+    if ctx.invoked_subcommand is None:
+        list_tables(json_out, home)
+
+
+manage.register(tables_app)
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``tables``, ``sql`` and the ``stats`` sub-app to the main app."""
-    app.command("tables")(list_tables)
+    """Add ``tables`` (and its subcommands), ``sql`` and the ``stats`` sub-app to the main app."""
+    app.add_typer(tables_app, name="tables")
     app.command("sql")(run_sql)
     app.add_typer(stats_app, name="stats")

@@ -40,8 +40,9 @@ class AppState:
     _tables_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def tables(self) -> Any:
-        """The workspace's registered tables (a ``TableDatabase``), opened at first use;
-        a 404 :class:`ApiError` when none are registered, ``MissingExtra`` without duckdb."""
+        """The workspace's registered tables (a ``TableDatabase``), opened at first use, its
+        SQL audit log in the workspace; a 404 :class:`ApiError` when none are registered,
+        ``MissingExtra`` without duckdb. Routes hand ``.for_team(team)`` to the SQL tools."""
         with self._tables_lock:
             if self._tables is None:
                 from tansaku.tables import open_tables
@@ -53,7 +54,10 @@ class AppState:
                         "テーブルが登録されていません。`tansaku demo` でサンプルを登録するか、"
                         "tables.toml を作成してください",
                     )
-                self._tables = open_tables(self.client.workspace.tables_file)
+                workspace = self.client.workspace
+                self._tables = open_tables(
+                    workspace.tables_file, audit_log=workspace.sql_audit_file
+                )
             return self._tables
 
     def tables_if_any(self) -> Any:

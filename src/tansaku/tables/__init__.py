@@ -8,6 +8,8 @@ the first database or validation call does (``MissingExtra`` otherwise).
     db = open_tables()                                   # $TANSAKU_HOME/tables.toml
     sql_tool(db, "search_stores")("SELECT store_name FROM stores WHERE pets_allowed = 'TRUE'")
     get_claim_statistics(db, "2025-11-01", "2025-11-30", scope=StoreScope.only("新宿店")).to_dict()
+    db.reload(["stores"])                                # the file again (also done on change)
+    infer_table(Path("menu.csv"), name="menu")           # a registry entry from a file
 """
 
 from tansaku.tables.analytics import (
@@ -21,7 +23,9 @@ from tansaku.tables.analytics import (
 from tansaku.tables.breakdown import ClaimBreakdown, get_claim_breakdown
 from tansaku.tables.compare import Metric, PeriodComparison, compare_periods
 from tansaku.tables.demo import demo_tables_config, install_demo_tables
+from tansaku.tables.infer import InferredTable, infer_table
 from tansaku.tables.period import AnalyticsError, Period, StoreScope, resolve_period
+from tansaku.tables.register import add_table
 from tansaku.tables.registry import (
     ColumnSpec,
     ColumnType,
@@ -33,6 +37,7 @@ from tansaku.tables.registry import (
     load_tables_config,
     write_tables_config,
 )
+from tansaku.tables.reload import ReloadReport, TableReload, request_reload
 from tansaku.tables.results import SqlFailed, SqlOutcome, SqlRejected, SqlResults
 from tansaku.tables.sandbox import QueryFailed, TableDatabase, open_tables
 from tansaku.tables.sqltool import SqlTool, all_tables_tool, search_table, sql_tool, sql_tools
@@ -47,11 +52,13 @@ __all__ = [
     "ColumnSpec",
     "ColumnType",
     "ExampleQuery",
+    "InferredTable",
     "Metric",
     "Period",
     "PeriodComparison",
     "QueryFailed",
     "QueryRejected",
+    "ReloadReport",
     "SalesTrend",
     "SandboxSettings",
     "SqlFailed",
@@ -62,8 +69,10 @@ __all__ = [
     "SqlToolConfig",
     "StoreScope",
     "TableDatabase",
+    "TableReload",
     "TableSpec",
     "TablesConfig",
+    "add_table",
     "all_tables_tool",
     "check_sql",
     "compare_periods",
@@ -72,9 +81,11 @@ __all__ = [
     "get_claim_breakdown",
     "get_claim_statistics",
     "get_sales_trend",
+    "infer_table",
     "install_demo_tables",
     "load_tables_config",
     "open_tables",
+    "request_reload",
     "resolve_period",
     "search_table",
     "sql_tool",

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tansaku.errors import ConfigError, LoadError
-from tansaku.tables.engine import QueryFailed
+from tansaku.tables.engine import QueryFailed, TableLoadError
 from tansaku.tables.validate import QueryRejected
 from tansaku.tables.worker import SCOPE_ADDRESS_SPACE
 
@@ -53,7 +53,7 @@ def serve(limit: int) -> int:
         config = parse_tables_config(tomllib.loads(first["config"]), Path(first["base_dir"]))
         scopes = first.get("scopes") or []
         _cap_address_space(limit + SCOPE_ADDRESS_SPACE * len(scopes))
-        engine = Engine(config, scopes)
+        engine = Engine(config, scopes, first.get("files") or {})
     except Exception as e:  # report, do not crash silently
         _send(out, {"error": _error(e)})
         return 1
@@ -95,6 +95,8 @@ def serve(limit: int) -> int:
 
 
 def _error(e: Exception) -> dict[str, Any]:
+    if isinstance(e, TableLoadError):
+        return {"type": "load", "path": e.path, "reason": e.reason, "table": e.table}
     if isinstance(e, LoadError):
         return {"type": "load", "path": e.path, "reason": e.reason}
     if isinstance(e, ConfigError):

@@ -18,6 +18,13 @@ serves the analytics functions and the workspace owner's ``sql`` tool.
 DuckDB checks for interrupts between vectors, not inside one scalar call, so a single huge
 ``repeat()`` or ``generate_series()`` can outlive the timer: that is why ``TableDatabase`` runs
 this engine in a worker process it can kill (``worker.py``).
+
+**Files.** Each table is loaded from ``files[name]`` when given (the ``TableDatabase``'s private
+copy, ``sources.py``), else from its registered path. ``reload(files)`` builds a new shared
+database from new files and swaps it in under the query lock — a query sees the old tables or
+the new ones, never a half-loaded one — and drops the scope databases (each loads again, from
+the new files, on its next query). A table that cannot be loaded raises ``TableLoadError``
+naming it, and nothing is swapped.
 """
 
 from __future__ import annotations
@@ -25,8 +32,9 @@ from __future__ import annotations
 import contextlib
 import re
 import threading
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tansaku.errors import LoadError, TansakuError
@@ -105,24 +113,32 @@ def _quote_literal(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+class TableLoadError(LoadError):
+    """The table ``table`` could not be loaded (``path``: its registered file)."""
+
+    def __init__(self, table: str, path: str, reason: str) -> None:
+        self.table = table
+        super().__init__(path, reason)
+
+
 def _select_list(table: TableSpec) -> str:
     if not table.columns:
         return "*"
     parts = []
     for c in table.columns:
-        q = quote_ident(c.name)
+        q = quote_ident(c.source_name)  # the file's header; the table's column is c.name
         if c.type in (ColumnType.TEXT, ColumnType.JSON):
             expr = f"COALESCE(CAST({q} AS VARCHAR), '')"  # empty strings, never nulls
         elif table.is_parquet:
             expr = f"CAST({q} AS {c.type.duckdb_type})"
         else:
             expr = f"CAST(NULLIF(TRIM({q}), '') AS {c.type.duckdb_type})"
-        parts.append(f"{expr} AS {q}")
+        parts.append(f"{expr} AS {quote_ident(c.name)}")
     return ", ".join(parts)
 
 
-def _source(table: TableSpec) -> str:
-    path = _quote_literal(str(table.path))
+def _source(table: TableSpec, file: str) -> str:
+    path = _quote_literal(file)
     if table.is_parquet:
         return f"read_parquet({path})"
     if table.columns:  # read as text, cast declared columns ourselves (clear errors, no guessing)
@@ -167,15 +183,18 @@ class _Database:
                 connection.close()
 
 
-def _connect(config: TablesConfig, tables: Iterable[TableSpec]) -> _Database:
-    """A new in-memory DuckDB database holding ``tables``, locked."""
+def _connect(
+    config: TablesConfig, tables: Iterable[TableSpec], files: Mapping[str, str] | None = None
+) -> _Database:
+    """A new in-memory DuckDB database holding ``tables`` (each read from ``files[name]`` when
+    given, else from its path), locked."""
     duckdb = _deps.duckdb()
     con = duckdb.connect(":memory:")
     planner = None
     try:
         con.execute("SET enable_progress_bar = false")
         for table in tables:
-            _load(con, table)
+            load_table(con, table, (files or {}).get(table.name))
         planner = con.cursor()
         for statement in (
             "SET enable_progress_bar = false",
@@ -193,21 +212,39 @@ def _connect(config: TablesConfig, tables: Iterable[TableSpec]) -> _Database:
     return _Database(con, planner)
 
 
-def _load(con: Any, table: TableSpec) -> None:
-    if not table.path.is_file():
-        raise LoadError(str(table.path), f"テーブル「{table.name}」のファイルがありません")
+def load_table(con: Any, table: TableSpec, file: str | None = None) -> None:
+    """``CREATE TABLE`` ``table`` in ``con`` (unlocked) from ``file`` (a copy of its file) or
+    its path; ``TableLoadError`` names the registered file, never the copy."""
+    source = file or str(table.path)
+    if not Path(source).is_file():
+        raise TableLoadError(
+            table.name, str(table.path), f"テーブル「{table.name}」のファイルがありません"
+        )
     sql = (
         f"CREATE TABLE {quote_ident(table.name)} AS "
-        f"SELECT {_select_list(table)} FROM {_source(table)}"
+        f"SELECT {_select_list(table)} FROM {_source(table, source)}"
     )
     try:
         con.execute(sql)
     except _deps.duckdb().Error as e:
-        first = str(e).strip().splitlines()[0]
-        raise LoadError(
+        first = str(e).strip().splitlines()[0].replace(source, str(table.path))
+        raise TableLoadError(
+            table.name,
             str(table.path),
             f"テーブル「{table.name}」を読み込めません(列名・型を確認してください): {first}",
         ) from None
+
+
+def probe_table(table: TableSpec) -> int:
+    """Load ``table`` from its file into a scratch database and count its rows: what a reload
+    would read (``TableLoadError`` when it cannot)."""
+    con = _deps.duckdb().connect(":memory:")
+    try:
+        con.execute("SET enable_progress_bar = false")
+        load_table(con, table)
+        return int(con.execute(f"SELECT count(*) FROM {quote_ident(table.name)}").fetchone()[0])
+    finally:
+        con.close()
 
 
 class Engine:
@@ -215,13 +252,20 @@ class Engine:
     with only that scope's tables (``scopes``: those to load now; others on first use).
     One query at a time."""
 
-    def __init__(self, config: TablesConfig, scopes: Iterable[Collection[str]] = ()) -> None:
+    def __init__(
+        self,
+        config: TablesConfig,
+        scopes: Iterable[Collection[str]] = (),
+        files: Mapping[str, str] | None = None,
+    ) -> None:
         self._duckdb = _deps.duckdb()
         self.config = config
+        self.files = dict(files or {})
+        """Table → the file it is loaded from (absent: its registered path)."""
         self._lock = threading.Lock()
         self._all = frozenset(config.table_names)
         self._scoped: dict[frozenset[str], _Database] = {}
-        self._shared = _connect(config, config.tables)
+        self._shared = _connect(config, config.tables, self.files)
         try:
             for scope in scopes:
                 self._prepare(scope)
@@ -240,13 +284,23 @@ class Engine:
             return self._shared
         if key not in self._scoped:
             specs = [self.config.table(name) for name in sorted(key)]  # unknown → ConfigError
-            self._scoped[key] = _connect(self.config, specs)
+            self._scoped[key] = _connect(self.config, specs, self.files)
         return self._scoped[key]
 
     def prepare(self, tables: Collection[str]) -> None:
         """Load a database for the scope ``tables`` now (else on its first query)."""
         with self._lock:
             self._prepare(tables)
+
+    def reload(self, files: Mapping[str, str]) -> None:
+        """Load every table again from ``files`` into a new shared database and swap it in
+        (``TableLoadError``: nothing changes). Scope databases load again on their next query."""
+        fresh = _connect(self.config, self.config.tables, files)  # outside the query lock
+        with self._lock:
+            old = [self._shared, *self._scoped.values()]
+            self._shared, self._scoped, self.files = fresh, {}, dict(files)
+        for database in old:
+            database.close()
 
     def _close_all(self) -> None:
         for database in (self._shared, *self._scoped.values()):

@@ -24,6 +24,10 @@ Paths are relative to the TOML file. Example::
     description = "駐車場情報(JSON形式)"
     example = '{"available": true, "capacity": 120}'
 
+    [[tables.columns]]
+    name = "column_3"        # the SQL name; the file's header when it is not an identifier:
+    header = "駐車場の台数"   # (``tansaku tables infer`` writes both)
+
     [[tables.examples]]
     question = "駐車場がある店舗"
     sql = "SELECT store_name, parking FROM stores WHERE parking LIKE '%\\"available\\": true%'"
@@ -92,6 +96,14 @@ class ColumnSpec:
     """Japanese meaning, shown to the LLM."""
     example: str = ""
     """An example value, shown to the LLM."""
+    header: str = ""
+    """The column's header in the file when it differs from ``name`` (a Japanese or spaced
+    header gets an ASCII SQL name); empty: the header is ``name``."""
+
+    @property
+    def source_name(self) -> str:
+        """The header to read from the file."""
+        return self.header or self.name
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -182,6 +194,9 @@ class TablesConfig:
     tables: tuple[TableSpec, ...] = ()
     tools: tuple[SqlToolConfig, ...] = ()
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    source: Path | None = field(default=None, compare=False)
+    """The ``tables.toml`` this config was read from (None: built in code). Beside it,
+    ``tables.reload.json`` asks running processes to reload tables (``reload.py``)."""
 
     def __post_init__(self) -> None:
         names = [t.name for t in self.tables]
@@ -246,25 +261,42 @@ def _column(raw: Mapping[str, Any], table: str) -> ColumnSpec:
     name = _str(raw, "name", f"テーブル「{table}」の列")
     if not _COLUMN_NAME_RE.match(name):
         raise ConfigError(f"列名「{name}」(テーブル「{table}」)は英数字と _ だけにしてください")
+    header = _str(raw, "header", name, "")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in header):
+        raise ConfigError(f"列「{name}」(テーブル「{table}」)の header に制御文字は使えません")
     return ColumnSpec(
         name=name,
         type=ColumnType.from_str(raw.get("type", "TEXT")),
         description=_str(raw, "description", name, ""),
         example=str(raw.get("example", "")),
+        header=header if header != name else "",
     )
 
 
-def _table(raw: Mapping[str, Any], base: Path) -> TableSpec:
-    name = _str(raw, "name", "[[tables]]")
-    if not _TABLE_NAME_RE.match(name):
+def check_table_name(name: str) -> str:
+    """``name`` if it can be a table's SQL name, else ``ConfigError`` (Japanese)."""
+    if not _TABLE_NAME_RE.match(name or ""):
         raise ConfigError(
             f"テーブル名「{name}」は使えません。"
-            "小文字の英数字と _ だけ(先頭は英字か _)にしてください"
+            "小文字の英数字と _ だけ(先頭は英字か _、63文字まで)にしてください"
         )
+    return name
+
+
+def is_column_name(name: str) -> bool:
+    """Whether ``name`` can be a column's SQL name as it is."""
+    return bool(_COLUMN_NAME_RE.match(name))
+
+
+def _table(raw: Mapping[str, Any], base: Path) -> TableSpec:
+    name = check_table_name(_str(raw, "name", "[[tables]]"))
     columns = tuple(_column(c, name) for c in raw.get("columns", []))
     seen = [c.name.lower() for c in columns]
     if len(set(seen)) != len(seen):
         raise ConfigError(f"テーブル「{name}」の列名が重複しています")
+    headers = [c.source_name for c in columns]
+    if len(set(headers)) != len(headers):
+        raise ConfigError(f"テーブル「{name}」で同じ列(header)を2回読んでいます")
     examples = tuple(
         ExampleQuery(question=_str(e, "question", name), sql=_str(e, "sql", name))
         for e in raw.get("examples", [])
@@ -326,7 +358,8 @@ def load_tables_config(path: Path) -> TablesConfig:
         ) from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path} を読めません: {e}") from None
-    return parse_tables_config(raw, path.parent.resolve())
+    config = parse_tables_config(raw, path.parent.resolve())
+    return replace(config, source=path.resolve())
 
 
 # --- writing -------------------------------------------------------------------------------------
@@ -352,44 +385,54 @@ def _rel(path: Path, base: Path) -> str:
         return str(path)
 
 
+def tool_lines(tool: SqlToolConfig) -> list[str]:
+    """One ``[[tools]]`` entry as TOML lines."""
+    return [
+        "[[tools]]",
+        f"name = {_toml_value(tool.name)}",
+        f"purpose = {_toml_value(tool.purpose)}",
+        f"tables = {_toml_value(tool.tables)}",
+    ]
+
+
+def table_lines(table: TableSpec, base_dir: Path) -> list[str]:
+    """One ``[[tables]]`` entry (its columns and examples) as TOML lines; a path under
+    ``base_dir`` is written relative to it."""
+    lines = [
+        "[[tables]]",
+        f"name = {_toml_value(table.name)}",
+        f"path = {_toml_value(_rel(table.path, base_dir.resolve()))}",
+        f"description = {_toml_value(table.description)}",
+        f"no_rows_message = {_toml_value(table.no_rows_message)}",
+    ]
+    for c in table.columns:
+        lines += ["", "[[tables.columns]]", f"name = {_toml_value(c.name)}"]
+        if c.header:
+            lines.append(f"header = {_toml_value(c.header)}")
+        lines += [
+            f"type = {_toml_value(c.type.value)}",
+            f"description = {_toml_value(c.description)}",
+            f"example = {_toml_value(c.example)}",
+        ]
+    for e in table.examples:
+        lines += [
+            "",
+            "[[tables.examples]]",
+            f"question = {_toml_value(e.question)}",
+            f"sql = {_toml_value(e.sql)}",
+        ]
+    return lines
+
+
 def dump_tables_config(config: TablesConfig, base_dir: Path) -> str:
     """TOML text for ``config``; paths under ``base_dir`` are written relative to it."""
     lines = ["# tansaku のテーブル設定 (docs/tables.md)", "", "[sandbox]"]
     for key in SandboxSettings.__dataclass_fields__:
         lines.append(f"{key} = {_toml_value(getattr(config.sandbox, key))}")
     for tool in config.tools:
-        lines += [
-            "",
-            "[[tools]]",
-            f"name = {_toml_value(tool.name)}",
-            f"purpose = {_toml_value(tool.purpose)}",
-            f"tables = {_toml_value(tool.tables)}",
-        ]
+        lines += ["", *tool_lines(tool)]
     for t in config.tables:
-        lines += [
-            "",
-            "[[tables]]",
-            f"name = {_toml_value(t.name)}",
-            f"path = {_toml_value(_rel(t.path, base_dir.resolve()))}",
-            f"description = {_toml_value(t.description)}",
-            f"no_rows_message = {_toml_value(t.no_rows_message)}",
-        ]
-        for c in t.columns:
-            lines += [
-                "",
-                "[[tables.columns]]",
-                f"name = {_toml_value(c.name)}",
-                f"type = {_toml_value(c.type.value)}",
-                f"description = {_toml_value(c.description)}",
-                f"example = {_toml_value(c.example)}",
-            ]
-        for e in t.examples:
-            lines += [
-                "",
-                "[[tables.examples]]",
-                f"question = {_toml_value(e.question)}",
-                f"sql = {_toml_value(e.sql)}",
-            ]
+        lines += ["", *table_lines(t, base_dir)]
     return "\n".join(lines) + "\n"
 
 

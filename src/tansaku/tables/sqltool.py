@@ -7,10 +7,14 @@ outcome (``results.py``).
     stores.description                     # Japanese, generated from the registry
     stores("SELECT store_name FROM stores WHERE pets_allowed = 'TRUE'")
     # -> {"results": [{"store_name": "…"}, …], "count": 3}
+
+Every call run or refused is a line of the database's audit log (``audit.py``) naming its
+team (``db.for_team(team)``), the tool and the SQL.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from tansaku.tables.describe import (
@@ -72,6 +76,22 @@ class SqlTool:
         return self.tables[0].no_rows_message if len(self.tables) == 1 else DEFAULT_NO_ROWS_MESSAGE
 
     def run(self, sql_query: str) -> SqlOutcome:
+        started = time.perf_counter()
+        outcome = self._run(sql_query)
+        audit = getattr(self.db, "audit", None)
+        if audit is not None:
+            audit.record(
+                team=getattr(self.db, "team", "default"),
+                tool=self.name,
+                sql=sql_query if isinstance(sql_query, str) else repr(sql_query),
+                rows=outcome.count if isinstance(outcome, SqlResults) else None,
+                ms=(time.perf_counter() - started) * 1000,
+                refused=outcome.reason if isinstance(outcome, SqlRejected) else None,
+                error=outcome.message if isinstance(outcome, SqlFailed) else None,
+            )
+        return outcome
+
+    def _run(self, sql_query: str) -> SqlOutcome:
         settings = self.db.config.sandbox
         names = tuple(t.name for t in self.tables)
         try:

@@ -15,11 +15,18 @@ error, a failed allocation or thread start) and after any other failure whose he
 (:data:`PROBE_SQL`, answered within :data:`PROBE_SECONDS`) does not come back right. The next
 query gets the fresh child; nothing changes for the caller.
 
+**Reload.** ``reload(files)`` starts a new child that loads every table from ``files`` (and
+every scope used so far), then swaps it in under the query lock and ends the old one: a query
+runs on the old tables or on the new ones. When the new child cannot load a table, it reports
+which (``TableLoadError``) and the old child keeps serving. A child started after a kill or a
+recycle loads the same ``files`` as the one it replaces.
+
 Protocol: JSON lines over the child's stdin/stdout (ASCII-escaped; no pickle). The child points
 file descriptor 1 at stderr so nothing but protocol lines reaches the parent.
 
-    parent → child   {"config": "<tables.toml text>", "base_dir": "...", "scopes": [[...]]}
-    child → parent   {"ready": true} | {"error": {"type": ..., "message": ...}}
+    parent → child   {"config": "<tables.toml text>", "base_dir": "...", "scopes": [[...]],
+                      "files": {"stores": "/tmp/tansaku-tables-…/stores-1.csv", …}}
+    child → parent   {"ready": true} | {"error": {"type": ..., "message": ..., "table": ...}}
     parent → child   {"prepare": ["stores"]}          a scope's own database (engine.py)
     child → parent   {"ready": true} | {"error": {...}}
     parent → child   {"sql": "...", "params": [...], "max_rows": 10 | null, "allowed": [...]}
@@ -40,13 +47,19 @@ import subprocess
 import sys
 import threading
 import weakref
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import date, datetime
 from pathlib import Path
 from typing import IO, Any
 
 from tansaku.errors import ConfigError, LoadError, TansakuError
-from tansaku.tables.engine import DEGRADING_MESSAGE, QueryFailed, RawResult, timeout_message
+from tansaku.tables.engine import (
+    DEGRADING_MESSAGE,
+    QueryFailed,
+    RawResult,
+    TableLoadError,
+    timeout_message,
+)
 from tansaku.tables.registry import TablesConfig, dump_tables_config
 from tansaku.tables.validate import QueryRejected
 
@@ -107,9 +120,17 @@ class WorkerClient:
     recycles it when a failure may have left it unfit. ``command`` starts the child (the
     address-space limit is appended): a test can put a fake worker that speaks the protocol."""
 
-    def __init__(self, config: TablesConfig, *, command: Sequence[str] = WORKER_COMMAND) -> None:
+    def __init__(
+        self,
+        config: TablesConfig,
+        *,
+        command: Sequence[str] = WORKER_COMMAND,
+        files: Mapping[str, str] | None = None,
+    ) -> None:
         self.config = config
         self.command = tuple(command)
+        self.files = dict(files or {})
+        """Table → the file every child loads it from (absent: its registered path)."""
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
         self._inbox: queue.Queue[bytes | None] = queue.Queue()
@@ -146,6 +167,7 @@ class WorkerClient:
                 "config": dump_tables_config(self.config, base),
                 "base_dir": str(base),
                 "scopes": [sorted(s) for s in self._scopes],
+                "files": self.files,
             }
         )
         self._expect_ready("テーブルのサンドボックスを起動できません")
@@ -159,6 +181,8 @@ class WorkerClient:
             return
         self._kill()
         error = (message or {}).get("error") or {}
+        if error.get("type") == "load" and error.get("table"):
+            raise TableLoadError(error["table"], error["path"], error["reason"])
         if error.get("type") == "load":
             raise LoadError(error["path"], error["reason"])
         if error.get("type") == "config":
@@ -285,6 +309,24 @@ class WorkerClient:
                 raise TansakuError(str(message["error"].get("message") or message["error"]))
         result: dict[str, Any] = message
         return result
+
+    def reload(self, files: Mapping[str, str]) -> None:
+        """A new child loading every table from ``files``, swapped in for the current one once it
+        is ready; ``TableLoadError`` (or another start-up error) leaves the current one serving."""
+        with self._lock:
+            if self._closed:
+                raise TansakuError("このテーブルデータベースは閉じられています。開き直してください")
+            saved = (self._proc, self._finalizer, self._inbox, self._served, self.files)
+            self._proc, self.files = None, dict(files)
+            try:
+                self._start()
+            except BaseException:
+                self._proc, self._finalizer, self._inbox, self._served, self.files = saved
+                raise
+            old, old_finalizer = saved[0], saved[1]
+        if old is not None:
+            old_finalizer.detach()
+            _terminate(old)
 
     def _degraded(self, failed: dict[str, Any]) -> bool:
         """Whether the worker should be replaced after this failure: one the engine marked

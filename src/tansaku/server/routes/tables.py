@@ -1,7 +1,8 @@
-"""Tables: ``GET /api/tables``, ``POST /api/sql`` and ``GET /api/stats/{kind}`` over the
-workspace's registered tables (the same checks, sandbox and results as ``tansaku sql`` /
-``tansaku stats --json`` and the agent's tools). Tables belong to the workspace, not to a team;
-a key is still required wherever keys are."""
+"""Tables: ``GET /api/tables``, ``POST /api/sql``, ``POST /api/tables/reload`` and
+``GET /api/stats/{kind}`` over the workspace's registered tables (the same checks, sandbox and
+results as ``tansaku sql`` / ``tansaku tables reload`` / ``tansaku stats --json`` and the
+agent's tools). Tables belong to the workspace, not to a team; a key is still required wherever
+keys are, and the SQL audit log names the key's team."""
 
 from __future__ import annotations
 
@@ -12,14 +13,21 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from tansaku.errors import InvalidRequest
+from tansaku.errors import ConfigError, InvalidRequest, public_message
 from tansaku.server.dates import check_date_text
 from tansaku.server.errors import ApiError
 from tansaku.server.respond import JsonResponse, json_response
-from tansaku.server.schemas import SqlBody
+from tansaku.server.schemas import Body, Name, SqlBody
 from tansaku.server.state import StateDep, TeamDep
 
 router = APIRouter(tags=["テーブル"])
+
+
+class TablesReloadBody(Body):
+    table: Name | None = None
+    """The table to reload (absent: every table)."""
+
+
 DateText = Annotated[str | None, Query(max_length=40)]
 
 
@@ -49,13 +57,39 @@ def run_sql(body: SqlBody, state: StateDep, team: TeamDep) -> Response:
     例: `{"sql": "SELECT store_name FROM stores WHERE pets_allowed = 'TRUE'"}`"""
     from tansaku.tables import SqlFailed, SqlRejected, sql_tool
 
-    runner = sql_tool(state.tables(), body.tool)
+    runner = sql_tool(state.tables().for_team(team), body.tool)
     outcome = runner.run(body.sql)
     if isinstance(outcome, SqlRejected):
         raise ApiError(400, "sql_rejected", outcome.error)
     if isinstance(outcome, SqlFailed):
         raise ApiError(400, "sql_failed", outcome.error)
     return json_response(outcome.to_dict())
+
+
+@router.post("/api/tables/reload", response_class=JsonResponse, summary="テーブルの読み込み直し")
+def reload_tables(state: StateDep, team: TeamDep, body: TablesReloadBody | None = None) -> Response:
+    """テーブルのファイル(CSV / Parquet)を読み込み直す。本文 `{"table": "stores"}` で1つだけ、
+    本文なしですべて。読めないファイルは 422 `reload_failed` で、そのテーブルは前の内容のまま。
+    ファイルが変わったテーブルはクエリの前にも自動で読み込み直す。"""
+    db = state.tables()
+    names = [body.table] if body is not None and body.table else None
+    try:
+        report = db.reload(names)
+    except ConfigError as exc:
+        raise ApiError(404, "table_not_found", str(exc)) from None
+    home = state.client.workspace.home
+    tables = [
+        t.to_dict() | {"error": public_message(t.error, home=home) if t.error else None}
+        for t in report.tables
+    ]
+    if not report.ok:
+        raise ApiError(
+            422,
+            "reload_failed",
+            " / ".join(public_message(t.error or "", home=home) for t in report.failed),
+            extra={"tables": tables},
+        )
+    return json_response({"ok": True, "tables": tables})
 
 
 def _clock(now: str | None) -> datetime | None:
