@@ -46,9 +46,13 @@ MODEL_NAMES = {
 _PURPOSE = 'ONNX 埋め込み(provider = "onnx")'
 
 
+def _installed(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
 def require_onnxruntime() -> None:
     """Raise :class:`MissingExtra` (in Japanese, naming the ``fast`` extra) without it."""
-    if importlib.util.find_spec("onnxruntime") is None:
+    if not _installed("onnxruntime"):
         raise MissingExtra("onnxruntime", "fast", _PURPOSE)
 
 
@@ -156,7 +160,7 @@ class OnnxE5Embedder:
         except ImportError:
             raise MissingExtra("onnxruntime", "fast", _PURPOSE) from None
         cache = ModelCache(self._cache_dir, weights=self._weights)
-        if importlib.util.find_spec("onnx") is None and cache.lookup(self.variant) is None:
+        if not _installed("onnx") and cache.lookup(self.variant) is None:
             raise MissingExtra("onnx", "fast", f"{_PURPOSE}のモデル変換")
         model = cache.get(self.variant)
         opts = session_options(self.threads)
