@@ -1,14 +1,17 @@
-"""JSON responses as the CLI's ``--json`` writes them: non-ASCII kept, dates as ISO strings."""
+"""JSON responses as the CLI's ``--json`` writes them: non-ASCII kept, dates as ISO strings.
+
+A ``JSONResponse`` to FastAPI, so that ``/openapi.json`` types a route's body with the model of
+its ``responses=`` (``tansaku.server.responses``); the bytes are this class's own."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse
 
 
-class JsonResponse(Response):
+class JsonResponse(JSONResponse):
     media_type = "application/json"
 
     def render(self, content: Any) -> bytes:

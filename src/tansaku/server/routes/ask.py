@@ -25,12 +25,21 @@ from tansaku.errors import TansakuError, public_message
 from tansaku.server.errors import ApiError, error_body, library_status
 from tansaku.server.owners import visible
 from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.responses import WRITE, Responses, documented
+from tansaku.server.responses.agent import AskResponse
 from tansaku.server.schemas import AskBody, now_of
 from tansaku.server.state import AppState, StateDep, TeamDep
 
 log = logging.getLogger("tansaku.server")
 router = APIRouter(tags=["エージェント"])
 _END = object()
+SSE = (
+    "`Accept: text/event-stream` のとき: 各イベントが `event: <type>` / `data: <json>`、"
+    "最後に `event: final`(回答)か `event: error`"
+)
+RESPONSES: Responses = documented(AskResponse, *WRITE, 404, 409, 501)
+RESPONSES[200]["content"] = {"text/event-stream": {"schema": {"type": "string"}}}
+RESPONSES[200]["description"] = f"回答(JSON)。{SSE}"
 
 
 def _collections(
@@ -141,7 +150,12 @@ def _check(body: AskBody) -> None:
         raise ApiError(422, "invalid_question", str(exc)) from None
 
 
-@router.post("/api/ask", response_class=JsonResponse, summary="質問に出典つきで答える")
+@router.post(
+    "/api/ask",
+    response_class=JsonResponse,
+    summary="質問に出典つきで答える",
+    responses=RESPONSES,
+)
 def ask_route(body: AskBody, request: Request, state: StateDep, team: TeamDep) -> Response:
     """例: `{"question": "昨日の問題を教えて"}`。続きの質問は `conversation_id` を付ける。
     `Accept: text/event-stream` で考え・ツール呼び出しを逐次受け取れる(SSE)。"""

@@ -19,6 +19,16 @@ from tansaku.search.types import SearchRequest
 from tansaku.server.errors import ApiError, collection_missing, name_unavailable
 from tansaku.server.owners import find_visible, visible
 from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.responses import WRITE, documented
+from tansaku.server.responses.collections import (
+    CollectionConfig as ConfigResponse,
+)
+from tansaku.server.responses.collections import (
+    CollectionDeleted,
+    CollectionList,
+    CollectionSummary,
+    RecordPage,
+)
 from tansaku.server.routes.search import run_search
 from tansaku.server.schemas import CollectionBody
 from tansaku.server.state import AppState, StateDep, TeamDep
@@ -48,7 +58,12 @@ def _visible(state: AppState, team: str, name: str) -> CollectionInfo:
     return info
 
 
-@router.get("/api/collections", response_class=JsonResponse, summary="コレクション一覧")
+@router.get(
+    "/api/collections",
+    response_class=JsonResponse,
+    summary="コレクション一覧",
+    responses=documented(CollectionList),
+)
 def list_collections(state: StateDep, team: TeamDep) -> Response:
     """チームが見られるコレクション(件数はチーム自身の記録数)。"""
     infos = {i.name: i for i in visible(state.client, state.owners, team)}
@@ -63,6 +78,7 @@ def list_collections(state: StateDep, team: TeamDep) -> Response:
     response_class=JsonResponse,
     status_code=201,
     summary="コレクションを作成",
+    responses=documented(CollectionSummary, *WRITE, 409, status=201, description="作成した"),
 )
 def create_collection(body: CollectionBody, state: StateDep, team: TeamDep) -> Response:
     """例: `{"name": "faq", "config": {"description": "よくある質問", "search": {"top_k": 5}}}`
@@ -90,7 +106,12 @@ def create_collection(body: CollectionBody, state: StateDep, team: TeamDep) -> R
     return json_response(_summary(state, team, info), 201)
 
 
-@router.delete("/api/collections/{name}", response_class=JsonResponse, summary="削除")
+@router.delete(
+    "/api/collections/{name}",
+    response_class=JsonResponse,
+    summary="削除",
+    responses=documented(CollectionDeleted, *WRITE, 404, 409),
+)
 def delete_collection(name: str, state: StateDep, team: TeamDep) -> Response:
     """チームの記録を削除する。ほかのチームの記録が残らなければコレクションごと削除する。"""
     _visible(state, team, name)
@@ -106,7 +127,10 @@ def delete_collection(name: str, state: StateDep, team: TeamDep) -> Response:
 
 
 @router.get(
-    "/api/collections/{name}/config", response_class=JsonResponse, summary="コレクション設定"
+    "/api/collections/{name}/config",
+    response_class=JsonResponse,
+    summary="コレクション設定",
+    responses=documented(ConfigResponse, 400, 404, 422),
 )
 def collection_config(name: str, state: StateDep, team: TeamDep) -> Response:
     _visible(state, team, name)
@@ -124,7 +148,12 @@ def _record(r: Record) -> dict[str, Any]:
     }
 
 
-@router.get("/api/collections/{name}/records", response_class=JsonResponse, summary="記録の閲覧")
+@router.get(
+    "/api/collections/{name}/records",
+    response_class=JsonResponse,
+    summary="記録の閲覧",
+    responses=documented(RecordPage, 400, 404, 409, 422, 501),
+)
 def records(
     name: str,
     state: StateDep,

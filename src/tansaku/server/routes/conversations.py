@@ -15,12 +15,19 @@ from fastapi.responses import Response
 
 from tansaku.server.errors import ApiError
 from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.responses import documented
+from tansaku.server.responses.agent import ConversationHistory, ConversationList
 from tansaku.server.state import StateDep, TeamDep
 
 router = APIRouter(tags=["エージェント"])
 
 
-@router.get("/api/conversations", response_class=JsonResponse, summary="会話の一覧")
+@router.get(
+    "/api/conversations",
+    response_class=JsonResponse,
+    summary="会話の一覧",
+    responses=documented(ConversationList),
+)
 def listing(state: StateDep, team: TeamDep) -> Response:
     from tansaku.agent import conversations
 
@@ -29,7 +36,10 @@ def listing(state: StateDep, team: TeamDep) -> Response:
 
 
 @router.get(
-    "/api/conversations/{conversation_id}", response_class=JsonResponse, summary="会話の履歴"
+    "/api/conversations/{conversation_id}",
+    response_class=JsonResponse,
+    summary="会話の履歴",
+    responses=documented(ConversationHistory, 404, 422),
 )
 def history(
     conversation_id: str,

@@ -26,6 +26,8 @@ from tansaku.server.auth import presented_key
 from tansaku.server.dates import check_date_text
 from tansaku.server.events import collection_versions
 from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.responses import WRITE, documented
+from tansaku.server.responses.feedback import FeedbackRecord, FeedbackStats
 from tansaku.server.schemas import FeedbackBody
 from tansaku.server.state import StateDep, TeamDep
 from tansaku.text.dates import TOKYO
@@ -43,7 +45,11 @@ def client_of(request: Request) -> str:
 
 
 @router.post(
-    "/api/feedback", response_class=JsonResponse, status_code=201, summary="検索結果の評価"
+    "/api/feedback",
+    response_class=JsonResponse,
+    status_code=201,
+    summary="検索結果の評価",
+    responses=documented(FeedbackRecord, *WRITE, 404, 429, status=201, description="保存した"),
 )
 def submit(body: FeedbackBody, request: Request, state: StateDep, team: TeamDep) -> Response:
     """例: `{"query_id": "…", "rating": -1, "reason": "ヒールカードが出ない"}`。
@@ -102,7 +108,12 @@ def parse_bound(value: str | None, *, end: bool, parameter: str | None = None) -
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=TOKYO)
 
 
-@router.get("/api/feedback/stats", response_class=JsonResponse, summary="フィードバック集計")
+@router.get(
+    "/api/feedback/stats",
+    response_class=JsonResponse,
+    summary="フィードバック集計",
+    responses=documented(FeedbackStats, 400, 422),
+)
 def stats(
     state: StateDep,
     team: TeamDep,

@@ -16,11 +16,13 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import Response
+from fastapi.responses import PlainTextResponse, Response
 
 from tansaku.server.errors import ApiError
 from tansaku.server.owners import visible
 from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.responses import documented, plain_text
+from tansaku.server.responses.health import Health
 from tansaku.server.state import AppState, StateDep, get_team
 
 router = APIRouter(tags=["運用"])
@@ -76,7 +78,13 @@ def _model(state: AppState) -> dict[str, Any]:
     return check
 
 
-@router.get("/healthz", response_class=JsonResponse, summary="稼働状況")
+@router.get(
+    "/healthz",
+    response_class=JsonResponse,
+    summary="稼働状況",
+    responses=documented(Health)
+    | {503: {"model": Health, "description": "どれかが使えない(status: degraded)"}},
+)
 def healthz(request: Request, state: StateDep) -> Response:
     """エンジン(ワークスペース)、アプリDB、埋め込みモデルの状態。どれかが使えなければ 503。
     キーなしでは status だけ、キーがあればそのチームの件数つきの checks も返す。"""
@@ -89,7 +97,12 @@ def healthz(request: Request, state: StateDep) -> Response:
     return json_response(body, 200 if ok else 503)
 
 
-@router.get("/metrics", summary="Prometheus メトリクス", include_in_schema=True)
+@router.get(
+    "/metrics",
+    response_class=PlainTextResponse,
+    summary="Prometheus メトリクス",
+    responses=plain_text(401, 403, 421, description="Prometheus のテキスト形式"),
+)
 def metrics(request: Request, state: StateDep) -> Response:
     """全チームの集計。管理用のキーか、キーなしのローカルサーバーでだけ返す。"""
     if not state.keyless():

@@ -35,6 +35,8 @@ from tansaku.server import uploads
 from tansaku.server.errors import ApiError, name_unavailable, not_found
 from tansaku.server.owners import find_visible
 from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.responses import WRITE, documented
+from tansaku.server.responses.jobs import JobResponse, TablePreview
 from tansaku.server.state import AppState, StateDep, TeamDep
 from tansaku.server.worker import IngestTask, portable_embedder
 from tansaku.workspace import validate_name
@@ -140,7 +142,11 @@ def _check_target(state: AppState, team: str, name: str) -> bool:
 
 
 @router.post(
-    "/api/ingest", response_class=JsonResponse, status_code=202, summary="ファイルを取り込む"
+    "/api/ingest",
+    response_class=JsonResponse,
+    status_code=202,
+    summary="ファイルを取り込む",
+    responses=documented(JobResponse, *WRITE, 409, status=202, description="ジョブを開始した"),
 )
 def ingest(
     state: StateDep,
@@ -207,7 +213,12 @@ def ingest(
     return json_response(job.to_dict(), 202)
 
 
-@router.post("/api/ingest/preview", response_class=JsonResponse, summary="表ファイルの下見")
+@router.post(
+    "/api/ingest/preview",
+    response_class=JsonResponse,
+    summary="表ファイルの下見",
+    responses=documented(TablePreview, *WRITE),
+)
 def ingest_preview(
     state: StateDep,
     team: TeamDep,
@@ -247,7 +258,12 @@ def _public(state: AppState, job: dict[str, Any]) -> dict[str, Any]:
     return job
 
 
-@router.get("/api/jobs/{job_id}", response_class=JsonResponse, summary="ジョブの状態")
+@router.get(
+    "/api/jobs/{job_id}",
+    response_class=JsonResponse,
+    summary="ジョブの状態",
+    responses=documented(JobResponse, 404, 422),
+)
 def job_status(job_id: str, state: StateDep, team: TeamDep) -> Response:
     job = state.jobs.get(job_id, team=team)
     if job is None:
@@ -255,7 +271,12 @@ def job_status(job_id: str, state: StateDep, team: TeamDep) -> Response:
     return json_response(_public(state, job))
 
 
-@router.post("/api/jobs/{job_id}/cancel", response_class=JsonResponse, summary="ジョブを取り消す")
+@router.post(
+    "/api/jobs/{job_id}/cancel",
+    response_class=JsonResponse,
+    summary="ジョブを取り消す",
+    responses=documented(JobResponse, *WRITE, 404, 409),
+)
 def job_cancel(job_id: str, state: StateDep, team: TeamDep) -> Response:
     """待機中のジョブはすぐに取り消す(status: cancelled)。実行中のジョブは処理を止め、
     止まると cancelled になる(書きかけの内容は反映されない)。終わったジョブは 409。"""

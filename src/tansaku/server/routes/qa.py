@@ -21,6 +21,8 @@ from pydantic import Field
 from tansaku.server.errors import ApiError, collection_missing, name_unavailable
 from tansaku.server.owners import find_visible
 from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.responses import WRITE, documented
+from tansaku.server.responses.jobs import JobResponse
 from tansaku.server.schemas import Body, Name
 from tansaku.server.state import AppState, StateDep, TeamDep
 from tansaku.workspace import validate_name
@@ -61,6 +63,9 @@ def _generated(state: AppState, body: QABody, data: dict[str, Any]) -> dict[str,
     response_class=JsonResponse,
     status_code=202,
     summary="Q/A ペアを生成する",
+    responses=documented(
+        JobResponse, *WRITE, 404, 409, 501, status=202, description="ジョブを開始した"
+    ),
 )
 def generate(body: QABody, state: StateDep, team: TeamDep) -> Response:
     """コレクションの各チャンクから質問と回答のペアを言語モデルに書かせ、Q&A コレクションに

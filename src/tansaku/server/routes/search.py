@@ -11,6 +11,8 @@ from tansaku.search.types import SearchRequest, SearchResult
 from tansaku.server.errors import collection_missing
 from tansaku.server.owners import find_visible
 from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.responses import WRITE, documented
+from tansaku.server.responses.search import SearchResponse
 from tansaku.server.schemas import SearchBody
 from tansaku.server.state import AppState, StateDep, TeamDep
 
@@ -31,7 +33,12 @@ def run_search(state: AppState, request: SearchRequest) -> SearchResult:
     return state.client.run(request)
 
 
-@router.post("/api/search", response_class=JsonResponse, summary="ハイブリッド検索")
+@router.post(
+    "/api/search",
+    response_class=JsonResponse,
+    summary="ハイブリッド検索",
+    responses=documented(SearchResponse, *WRITE, 404, 409, 501),
+)
 def search(body: SearchBody, state: StateDep, team: TeamDep) -> Response:
     """`tansaku search --json` と同じ JSON(query_id, hits, plan, timings_ms)を返す。
 

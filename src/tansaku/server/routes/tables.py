@@ -17,6 +17,8 @@ from tansaku.errors import ConfigError, InvalidRequest, public_message
 from tansaku.server.dates import check_date_text
 from tansaku.server.errors import ApiError
 from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.responses import WRITE, documented
+from tansaku.server.responses.tables import SqlResult, StatsResult, TableList, TablesReloaded
 from tansaku.server.schemas import Body, Name, SqlBody
 from tansaku.server.state import StateDep, TeamDep
 
@@ -31,7 +33,12 @@ class TablesReloadBody(Body):
 DateText = Annotated[str | None, Query(max_length=40)]
 
 
-@router.get("/api/tables", response_class=JsonResponse, summary="テーブル一覧")
+@router.get(
+    "/api/tables",
+    response_class=JsonResponse,
+    summary="テーブル一覧",
+    responses=documented(TableList, 404, 501),
+)
 def list_tables(state: StateDep, team: TeamDep) -> Response:
     db = state.tables()
     tools: dict[str, list[str]] = {}
@@ -51,7 +58,12 @@ def list_tables(state: StateDep, team: TeamDep) -> Response:
     return json_response({"tables": items})
 
 
-@router.post("/api/sql", response_class=JsonResponse, summary="読み取り専用 SQL")
+@router.post(
+    "/api/sql",
+    response_class=JsonResponse,
+    summary="読み取り専用 SQL",
+    responses=documented(SqlResult, *WRITE, 404, 501),
+)
 def run_sql(body: SqlBody, state: StateDep, team: TeamDep) -> Response:
     """SELECT 文 1 つを安全なサンドボックスで実行する。
     例: `{"sql": "SELECT store_name FROM stores WHERE pets_allowed = 'TRUE'"}`"""
@@ -66,7 +78,12 @@ def run_sql(body: SqlBody, state: StateDep, team: TeamDep) -> Response:
     return json_response(outcome.to_dict())
 
 
-@router.post("/api/tables/reload", response_class=JsonResponse, summary="テーブルの読み込み直し")
+@router.post(
+    "/api/tables/reload",
+    response_class=JsonResponse,
+    summary="テーブルの読み込み直し",
+    responses=documented(TablesReloaded, *WRITE, 404, 501),
+)
 def reload_tables(state: StateDep, team: TeamDep, body: TablesReloadBody | None = None) -> Response:
     """テーブルのファイル(CSV / Parquet)を読み込み直す。本文 `{"table": "stores"}` で1つだけ、
     本文なしですべて。読めないファイルは 422 `reload_failed` で、そのテーブルは前の内容のまま。
@@ -127,7 +144,12 @@ def _dates(
     return date_from, date_to, extra
 
 
-@router.get("/api/stats/{kind}", response_class=JsonResponse, summary="日報の集計")
+@router.get(
+    "/api/stats/{kind}",
+    response_class=JsonResponse,
+    summary="日報の集計",
+    responses=documented(StatsResult, 400, 404, 422, 501),
+)
 def stats(
     kind: Literal["claims", "sales", "cash", "compare"],
     state: StateDep,

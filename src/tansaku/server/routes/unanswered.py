@@ -11,6 +11,8 @@ from fastapi.responses import Response
 from pydantic import Field
 
 from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.responses import WRITE, documented
+from tansaku.server.responses.feedback import UnansweredPage, UnansweredQuestion
 from tansaku.server.routes.feedback import parse_bound
 from tansaku.server.schemas import Body
 from tansaku.server.state import StateDep, TeamDep
@@ -22,7 +24,12 @@ class ResolveBody(Body):
     resolution: Annotated[str, Field(max_length=1_000)] = ""
 
 
-@router.get("/api/unanswered", response_class=JsonResponse, summary="未回答の質問")
+@router.get(
+    "/api/unanswered",
+    response_class=JsonResponse,
+    summary="未回答の質問",
+    responses=documented(UnansweredPage, 400, 422),
+)
 def listing(
     state: StateDep,
     team: TeamDep,
@@ -53,7 +60,10 @@ def listing(
 
 
 @router.post(
-    "/api/unanswered/{question_id}/resolve", response_class=JsonResponse, summary="解決済みにする"
+    "/api/unanswered/{question_id}/resolve",
+    response_class=JsonResponse,
+    summary="解決済みにする",
+    responses=documented(UnansweredQuestion, *WRITE, 404),
 )
 def resolve(
     question_id: Annotated[int, Path(ge=1, le=2**62)],

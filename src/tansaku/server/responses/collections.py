@@ -1,0 +1,53 @@
+"""``/api/collections``: listings, a new collection, a deletion, a config, a page of records."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class CollectionSummary(BaseModel):
+    """コレクションの概要。records は呼び出したチーム自身の記録数。"""
+
+    name: str
+    description: str
+    source_type: str
+    records: int
+    axes: list[str] = Field(description="検索軸(「名前(モード)」)")
+
+
+class CollectionList(BaseModel):
+    collections: list[CollectionSummary]
+
+
+class CollectionDeleted(BaseModel):
+    deleted: str
+    collection_removed: bool = Field(
+        description="ほかのチームの記録が残らず、コレクションごと削除したとき true"
+    )
+
+
+class CollectionConfig(BaseModel):
+    name: str
+    config: dict[str, Any] = Field(description="TOML 設定のキーを JSON で")
+
+
+class RecordItem(BaseModel):
+    id: str
+    doc_id: str
+    field: str
+    text: str
+    metadata: dict[str, Any]
+    score: float | None = Field(default=None, description="q で検索したときの関連度")
+
+
+class RecordPage(BaseModel):
+    """チームの記録の1ページ(id 順、q を指定したときは関連度順)。"""
+
+    collection: str
+    offset: int
+    limit: int
+    total: int
+    query_id: str | None = Field(default=None, description="q で検索したときの検索の id")
+    records: list[RecordItem]
