@@ -221,3 +221,28 @@ def test_sql_tools_come_from_the_registry(ts, tables) -> None:
                                                     "current_end": "x", "previous_start": "x",
                                                     "previous_end": "x"}))  # fmt: skip
     assert "sales, claim_count, cash_diff" in bad["error"]
+
+
+def test_the_design_merge_fields_and_a_real_similarity(tools) -> None:
+    """expand_and_search_cases gives the restaurant design's hit_count, max_similarity and
+    final_score (hit_count × 10 + max_similarity, best first); a similarity is the hit's cosine,
+    not its fused score (which is 100% for every top hit); search_manual takes the design's
+    plural category and a document_type."""
+    out = json.loads(tools.call("expand_and_search_cases", {"query": "昨日の問題"}))
+    rows = out["results"]
+    assert rows and all({"hit_count", "max_similarity", "final_score"} <= set(r) for r in rows)
+    scores = [float(r["final_score"]) for r in rows]
+    assert scores == sorted(scores, reverse=True)
+    for r in rows:
+        best = float(r["max_similarity"].rstrip("%")) / 100
+        assert float(r["final_score"]) == pytest.approx(r["hit_count"] * 10 + best, abs=0.006)
+    assert out["source_types"] and set(out["source_types"]) <= {
+        "daily_report",
+        "bbs_post",
+        "bbs_comment",
+    }
+    manual = json.loads(
+        tools.call("search_manual", {"query": "クレームの受付", "category": "complaints"})
+    )
+    assert manual and {m["category"] for m in manual} == {"complaint"}
+    assert all(m["document_type"] == "manual" for m in manual)

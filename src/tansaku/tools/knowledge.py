@@ -18,7 +18,7 @@ from tansaku.config import Axis, AxisMode
 from tansaku.errors import TansakuError
 from tansaku.search.types import Hit
 from tansaku.store.base import Filter
-from tansaku.tools.search import _day, _preview, _similarity
+from tansaku.tools.search import _day, _dense_axes, _preview, _similarity
 from tansaku.tools.spec import ToolError, ToolScope, ToolSpec, tool
 
 log = logging.getLogger(__name__)
@@ -170,6 +170,7 @@ def search_lab_notes(
         axis_queries=own,
     )
     results = []
+    dense = frozenset(a.name for a in chosen if a.mode is AxisMode.DENSE)
     for rank, hit in enumerate(result.hits, 1):
         meta = hit.record.metadata
         results.append(
@@ -180,7 +181,7 @@ def search_lab_notes(
                 "author": meta.get("author"),
                 "doc_id": hit.doc_id,
                 "field": hit.record.field,
-                "similarity": _similarity(hit),
+                "similarity": _similarity(hit, dense),
                 "axes": {
                     a: {"rank": s.rank, "score": round(s.score, 4)} for a, s in hit.axes.items()
                 },
@@ -298,6 +299,7 @@ def search_card_effects(
     )
     effects = card_effects(scope, name, [h.doc_id for h in result.hits])
     results = []
+    dense = _dense_axes(scope, name)
     for rank, hit in enumerate(result.hits, 1):
         meta = hit.record.metadata
         item: dict[str, Any] = {
@@ -311,7 +313,7 @@ def search_card_effects(
             "rarity": meta.get("rarity"),
             "matched_field": hit.record.field,
             "matched_text": _preview(hit.record.text),
-            "similarity": _similarity(hit),
+            "similarity": _similarity(hit, dense),
         }
         if hit.doc_id in effects:
             item["content"] = effects[hit.doc_id]

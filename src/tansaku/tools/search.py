@@ -65,8 +65,25 @@ def _preview(text: str) -> str:
     return flat if len(flat) <= PREVIEW_CHARS else flat[:PREVIEW_CHARS] + "…"
 
 
-def _similarity(hit: Hit) -> str:
-    return f"{max(0.0, min(1.0, hit.score)) * 100:.2f}%"
+def _cosine(hit: Hit, dense: frozenset[str]) -> float:
+    """The hit's similarity to the query: its best cosine on a dense axis, else the engine's
+    ``max_similarity`` over expanded queries, else its fused score (a keyword-only
+    collection has no cosine)."""
+    scores = [a.score for name, a in hit.axes.items() if name in dense]
+    if scores:
+        return max(scores)
+    return hit.max_similarity if hit.max_similarity is not None else hit.score
+
+
+def _similarity(hit: Hit, dense: frozenset[str] = frozenset()) -> str:
+    return f"{max(0.0, min(1.0, _cosine(hit, dense))) * 100:.2f}%"
+
+
+def _dense_axes(scope: ToolScope, name: str) -> frozenset[str]:
+    from tansaku.config import AxisMode
+
+    axes = scope.client.collection(name).config.axes
+    return frozenset(a.name for a in axes if a.mode is AxisMode.DENSE)
 
 
 PAST_CASES = (
@@ -101,16 +118,20 @@ def search_past_cases(
         date_from=_day(date_from, "date_from"),
         date_to=_day(date_to, "date_to"),
     )
-    return _cases(_search(scope, "reports", "日報", query, top_k=top_k, most=20, flt=flt).hits)
+    result = _search(scope, "reports", "日報", query, top_k=top_k, most=20, flt=flt)
+    return _cases(result.hits, _dense_axes(scope, _collection(scope, "reports", "日報")))
 
 
 EXPAND = (
     "曖昧な質問を複数の具体的な検索に展開して、過去の実績データ(日報・掲示板)を検索します。\n"
     "使う場面: 「昨日の問題」「最近の状況」のように、何を探すかがはっきりしない質問。\n"
     "使わない場面: 探すものがはっきりした質問(search_past_cases)、手順(search_manual)。\n"
-    "引数: query(質問そのまま), top_k(件数、既定10)。\n"
+    "引数: query(質問そのまま), source_types(daily_report / bbs_post / bbs_comment で絞る), "
+    "top_k(件数、既定10)。\n"
+    "結果の hit_count は展開したクエリのうち何個で見つかったか、final_score は "
+    "hit_count × 10 + max_similarity(複数のクエリで見つかったものが上)。\n"
     '例: {"query": "昨日の問題"} / {"query": "最近の新宿店の様子"} / '
-    '{"query": "先週のトラブル", "top_k": 5}'
+    '{"query": "先週のトラブル", "top_k": 5, "source_types": ["bbs_post"]}'
 )
 
 
@@ -119,16 +140,32 @@ def expand_and_search_cases(
     scope: ToolScope,
     query: Annotated[str, "質問(日本語、そのまま)"],
     top_k: Annotated[int, "返す件数(1〜20)"] = 10,
+    source_types: Annotated[list[str] | None, "daily_report / bbs_post / bbs_comment"] = None,
 ) -> dict[str, Any]:
-    result = _search(scope, "reports", "日報", query, top_k=top_k, most=20, expand=True)
+    flt = Filter(any_of={"source_type": tuple(source_types)} if source_types else {})
+    name = _collection(scope, "reports", "日報")
+    result = _search(scope, "reports", "日報", query, top_k=top_k, most=20, flt=flt, expand=True)
+    dense = _dense_axes(scope, name)
+    results = _cases(result.hits, dense)
+    for row, hit in zip(results, result.hits, strict=True):  # the design's merge fields
+        count = len(hit.matched_queries) or 1
+        best = max(0.0, min(1.0, _cosine(hit, dense)))
+        row["hit_count"] = count
+        row["max_similarity"] = f"{best * 100:.2f}%"
+        row["final_score"] = f"{count * 10 + best:.2f}"
+        del row["similarity"]
+    results.sort(key=lambda r: (-float(r["final_score"]), r["rank"]))
+    for rank, row in enumerate(results, 1):
+        row["rank"] = rank
     return {
         "original_query": query,
         "expanded_queries": list(result.plan.stage.expanded_queries or [query]),
-        "results": _cases(result.hits),
+        "source_types": sorted({str(h.record.metadata.get("source_type")) for h in result.hits}),
+        "results": results,
     }
 
 
-def _cases(hits: Any) -> list[dict[str, Any]]:
+def _cases(hits: Any, dense: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
     out = []
     for rank, hit in enumerate(hits, 1):
         meta = hit.record.metadata
@@ -141,7 +178,7 @@ def _cases(hits: Any) -> list[dict[str, Any]]:
                 "author": meta.get("author"),
                 "title": meta.get("title"),
                 "doc_id": hit.doc_id,
-                "similarity": _similarity(hit),
+                "similarity": _similarity(hit, dense),
                 "content": _preview(hit.record.text),
             }
         )
@@ -157,7 +194,8 @@ MANUAL = (
     "件数や傾向(get_claim_statistics)。\n"
     "引数: query(検索文), category(hygiene / "
     "service / "
-    "complaints などの分類で絞る), top_k(件数、既定3)。\n"
+    "complaint などの分類で絞る。complaints のような複数形も可), "
+    "document_type(manual などの文書の種類で絞る), top_k(件数、既定3)。\n"
     '例: {"query": "食中毒の予防方法"} / '
     '{"query": "お客様が怒っているときの対応", "category": "complaints"} / '
     '{"query": "冷蔵庫の温度管理", "top_k": 5}'
@@ -170,9 +208,18 @@ def search_manual(
     query: Annotated[str, "検索する内容(日本語)"],
     category: Annotated[str | None, "マニュアルの分類(例: hygiene)"] = None,
     top_k: Annotated[int, "返す件数(1〜10)"] = 3,
+    document_type: Annotated[str | None, "文書の種類(例: manual)"] = None,
 ) -> list[dict[str, Any]]:
-    flt = Filter(equals={"category": category} if category else {})
+    conditions: dict[str, tuple[str, ...]] = {}
+    if category:  # the design writes complaints, the data complaint: either names it
+        base = category.strip().lower().removesuffix("s")
+        conditions["category"] = (category.strip(), base, base + "s")
+    if document_type:
+        conditions["source_type"] = (document_type.strip(),)
+    flt = Filter(any_of=conditions)
+    name = _collection(scope, "manuals", "マニュアル")
     result = _search(scope, "manuals", "マニュアル", query, top_k=top_k, most=10, flt=flt)
+    dense = _dense_axes(scope, name)
     out = []
     for rank, hit in enumerate(result.hits, 1):
         meta = hit.record.metadata
@@ -181,11 +228,12 @@ def search_manual(
                 "rank": rank,
                 "document": meta.get("title"),
                 "category": meta.get("category"),
+                "document_type": meta.get("source_type") or "manual",
                 "version": meta.get("version"),
                 "chapter": meta.get("chapter"),
                 "section": meta.get("section"),
                 "doc_id": hit.doc_id,
-                "similarity": _similarity(hit),
+                "similarity": _similarity(hit, dense),
                 "content": _preview(hit.record.text),
             }
         )
