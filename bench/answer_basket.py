@@ -2,6 +2,7 @@
 
     python bench/answer_basket.py                              # every built set, all questions
     python bench/answer_basket.py --sets niilc-qa,lawqa-jp --limit 100
+    python bench/answer_basket.py --sets nta-qa                # the FAQ set alone (tax Q&A sheet)
     python bench/answer_basket.py --json --out /tmp/rows.jsonl # report as JSON, rows as JSONL
 
 Each set's corpus is a collection ``eval-<set>`` of the bench workspace (``.tansaku-bench``),

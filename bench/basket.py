@@ -70,6 +70,13 @@ SETS: tuple[SetInfo, ...] = (
         domain="law",
     ),
     SetInfo(
+        name="nta-qa",
+        kind="faq",
+        licence="PDL 1.0 (National Tax Agency 質疑応答事例, copy in Momonganz/dify_tax_mammoth)",
+        build="python bench/datasets/nta_qa.py <git directory of Momonganz/dify_tax_mammoth>",
+        domain="law",
+    ),
+    SetInfo(
         name="jcqa-offtopic",
         kind="offtopic",
         licence="CC BY-SA 4.0 (JGLUE JCommonsenseQA v1.3, yahoojapan/JGLUE)",
