@@ -232,3 +232,11 @@ def test_unexpected_error_in_a_real_process(tmp_path):
     assert debug.returncode == 1 and "Traceback" in debug.stderr and "KeyError" in debug.stderr
     env_debug = run("search", "ダメージ", "-c", "cards", TANSAKU_DEBUG="1")
     assert "Traceback" in env_debug.stderr
+
+
+def test_a_team_with_no_records_is_told_to_ingest_not_to_rephrase():
+    res = _run("search", "ダメージ", "-c", "cards", "--team", "nobody")
+    assert res.exit_code == 0, res.output
+    text = res.stdout.replace("\n", "")
+    assert "チーム「nobody」のデータがまだありません" in text and "tansaku ingest" in text
+    assert "言い換える" not in text

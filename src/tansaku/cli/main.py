@@ -340,6 +340,7 @@ def search(
 ) -> None:
     """コレクションをハイブリッド検索する(BM25 + ベクトル、同義語・相対日付・クエリ展開つき)。"""
     from tansaku.store.base import Filter
+    from tansaku.views import team_has_records
 
     if not query.strip():
         raise fail("検索クエリが空です", 2)
@@ -381,12 +382,13 @@ def search(
                 synonyms=synonyms,
                 rerank=rerank,
             )
+            empty = not result.hits and not team_has_records(ts.collection(collection), team)
     except TansakuError as exc:
         raise library_error(exc) from None
     if as_json:
         emit_json(result.to_dict())
     else:
-        render.print_search(out, result)
+        render.print_search(out, result, empty=empty)
 
 
 # Each module registers its commands with ``register(app)``; imported lazily so that a command's

@@ -93,7 +93,9 @@ def _day(value: date | None) -> str:
     return value.isoformat() if value else ""
 
 
-def print_search(console: Console, result: SearchResult) -> None:
+def print_search(console: Console, result: SearchResult, *, empty: bool = False) -> None:
+    """The result; ``empty``: the team has no record in the collection at all (a different
+    message from a search that found nothing)."""
     plan = result.plan
     console.print(
         f"[bold]「{inline(result.query)}」[/] — {len(result.hits)}件 "
@@ -105,6 +107,12 @@ def print_search(console: Console, result: SearchResult) -> None:
     where = plan.filter.where
     if where:
         console.print(f"[dim]条件: {inline(', '.join(where))}[/]")
+    if not result.hits and empty:
+        console.print(
+            f"[yellow]コレクション「{safe(plan.collection)}」にはチーム「{safe(plan.tenant)}」の"
+            "データがまだありません。tansaku ingest で取り込んでから検索してください[/]"
+        )
+        return
     if not result.hits:
         console.print(
             "[yellow]該当する結果がありません。言い換えるか、別のコレクションを試してください[/]"
