@@ -201,7 +201,7 @@ def write_variant(weights: E5Weights, variant: str, out: Path, *, scratch: Path)
     src = scratch / "fp32.onnx"
     onnx.save_model(model, str(src))
     del model
-    logging.disable(logging.INFO)  # the quantiser logs every tensor on the root logger
+    logging.disable(logging.WARNING)  # the quantiser logs every tensor on the root logger
     try:
         quantize_dynamic(
             src,
