@@ -93,8 +93,18 @@ class Live:
 
 
 @contextmanager
-def live_server(app: Any) -> Iterator[Live]:
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+def live_server(app: Any, *, http: Any = None) -> Iterator[Live]:
+    """``app`` under uvicorn with the protocol ``tansaku serve`` runs (``http``: another)."""
+    from tansaku.server.protocol import http_protocol
+
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=0,
+        log_level="warning",
+        lifespan="on",
+        http=http or http_protocol(),
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="uvicorn", daemon=True)
     thread.start()

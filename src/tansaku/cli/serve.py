@@ -74,7 +74,16 @@ def serve(
             "有効な API キーがなく、キーなしアクセスも off です。すべてのリクエストが 401 に"
             "なります: `tansaku keys create --team チーム名` か `tansaku keys keyless on`"
         )
-    uvicorn.run(app, host=host, port=port, log_level="info", proxy_headers=False)
+    from tansaku.server.protocol import http_protocol
+
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="info",
+        proxy_headers=False,
+        http=http_protocol(),  # a request uvicorn cannot parse gets the API's JSON 400
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -50,8 +50,13 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+BAD_LENGTH = "Content-Length が正しくありません。本文のバイト数を 0 以上の整数で送ってください"
+
+
 class BodyLimit:
-    """413 for a body larger than ``limit_for(path)`` bytes, declared or received."""
+    """413 for a body larger than ``limit_for(path)`` bytes, declared or received; 400
+    ``invalid_content_length`` for a ``Content-Length`` that is not a number (uvicorn refuses
+    one before the app sees it — ``tansaku.server.protocol`` — other ASGI servers may not)."""
 
     def __init__(self, app: ASGIApp, *, limit_for: Callable[[str], int]) -> None:
         self.app = app
@@ -63,7 +68,10 @@ class BodyLimit:
             return
         limit = self.limit_for(scope.get("path", ""))
         declared = _header(scope, b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > limit):
+        if declared is not None and not declared.isdigit():
+            await _send_json(send, 400, "invalid_content_length", BAD_LENGTH)
+            return
+        if declared is not None and int(declared) > limit:
             await _send_json(send, 413, "payload_too_large", str(BodyTooLarge(limit).detail))
             return
         received = 0

@@ -38,7 +38,7 @@ class ErrorBody(BaseModel):
 
 ERRORS: dict[int, str] = {
     400: "リクエストが正しくない(invalid_request, invalid_config, sql_rejected, sql_failed, "
-    "invalid_filename, invalid_content_length, bad_request …)",
+    "invalid_filename, invalid_content_length, invalid_http_request, bad_request …)",
     401: "API キーがない・正しくない(unauthorized, invalid_key, invalid_authorization)",
     403: "キーなしのサーバーへの別サイトからの書き込み(cross_site_request)、"
     "Web 画面の CSRF トークンがない(csrf_failed)、管理用でないキー(admin_only)",
