@@ -2,8 +2,9 @@
 
 FastAPI's Swagger UI loads scripts from a CDN and runs inline scripts: neither works offline nor
 under our CSP. This page is plain HTML (Jinja2, autoescaped, no script): every route with its
-summary, description, parameters and request body fields; ``/openapi.json`` stays the machine
-version.
+summary, description, parameters, request body fields and responses (each status with its body
+model — the success body's fields — and what it means; ``tansaku.server.responses``);
+``/openapi.json`` stays the machine version.
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ _TEMPLATE = """<!doctype html>
 {% if op.body %}<h3>本文 ({{ op.body_type }})</h3><ul>
 {% for f in op.body %}<li><code>{{ f.name }}</code> {{ f.type }}
 {%- if f.required %} 必須{% endif %}</li>{% endfor %}
+</ul>{% endif %}
+{% if op.responses %}<h3>応答</h3><ul>
+{% for r in op.responses %}<li><code>{{ r.status }}</code> {{ r.type }} — {{ r.description }}
+{%- if r.fields %}<br>{% for f in r.fields %}<code>{{ f.name }}</code> {{ f.type }}
+{%- if not f.required %}(省略あり){% endif %}{% if not loop.last %}, {% endif %}{% endfor %}
+{%- endif %}</li>{% endfor %}
 </ul>{% endif %}
 </section>
 {% endfor %}
@@ -70,6 +77,39 @@ def _body(op: dict[str, Any], components: dict[str, Any]) -> tuple[str, list[dic
     return "", []
 
 
+def _fields(schema: dict[str, Any], components: dict[str, Any]) -> list[dict[str, Any]]:
+    if "$ref" in schema:
+        schema = components.get(schema["$ref"].rsplit("/", 1)[-1], {})
+    required = set(schema.get("required", []))
+    return [
+        {"name": n, "type": _type(s, components), "required": n in required}
+        for n, s in (schema.get("properties") or {}).items()
+    ]
+
+
+def _responses(op: dict[str, Any], components: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each status: its body's type (per media type) and, for a success, the body's fields."""
+    out = []
+    for status, spec in (op.get("responses") or {}).items():
+        content = spec.get("content") or {}
+        types = [
+            _type(c.get("schema") or {}, components)
+            + ("" if media == "application/json" else f" ({media})")
+            for media, c in content.items()
+        ]
+        success = str(status).startswith("2")
+        json_schema = (content.get("application/json") or {}).get("schema") or {}
+        out.append(
+            {
+                "status": status,
+                "type": " / ".join(types),
+                "description": spec.get("description", ""),
+                "fields": _fields(json_schema, components) if success else [],
+            }
+        )
+    return out
+
+
 def render_docs(schema: dict[str, Any]) -> str:
     components = (schema.get("components") or {}).get("schemas") or {}
     ops = []
@@ -94,6 +134,7 @@ def render_docs(schema: dict[str, Any]) -> str:
                     ],
                     "body_type": body_type,
                     "body": body,
+                    "responses": _responses(op, components),
                 }
             )
     info = schema.get("info") or {}
