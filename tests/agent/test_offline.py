@@ -154,3 +154,16 @@ def test_an_event_with_nothing_ahead_lists_the_past_ones_said_to_be_past(ts, tab
     answer = ask(ts, "トラットリア・ポルトフィーノでやるイベント", now=NOW, tables=tables)
     assert answer.text.startswith("2025-12-11以降の予定はありません。過去の開催:")
     assert [c.doc_id for c in answer.citations] == ["EVT-007"]
+
+
+def test_a_case_that_mentions_the_future_is_no_forecast_request() -> None:
+    """「来月の売上予測を出して」 asks for a forecast; a tax inquiry whose case says 「…取得できる
+    見込みですが、…延長できますか」 asks about the case, and is answered from the records."""
+    from tansaku.agent.offline import asks_forecast
+
+    assert asks_forecast("来月の売上予測を出して") and asks_forecast("来年の売上予測は?")
+    inquiry = (
+        "A社は土地を譲渡しました。収用等のあった日以後2年以内には取得できる見込みですが、"
+        "取得期間を延長することができますか。"
+    )
+    assert not asks_forecast(inquiry)

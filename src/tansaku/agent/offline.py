@@ -36,6 +36,21 @@ GREETING = (
     "日本語で質問してください。"
 )
 _FUTURE = re.compile(r"予測|予想|見込み|見通し|来年|来月|来週|将来|今後")
+ASK_CHARS = 40
+"""A request for a forecast is short (「来月の売上予測を出して」); a question whose last sentence
+is longer describes a case that merely mentions the future (「…取得できる見込みですが、…認めら
+れますか」) and is answered from the records like any other."""
+_SENTENCES = re.compile(r"(?<=[。？！?!])|\n")
+
+
+def asks_forecast(text: str) -> bool:
+    """Whether the question's ask — its last sentence, when short — names a forecast or a
+    future period."""
+    parts = [p.strip() for p in _SENTENCES.split(text) if p.strip()]
+    ask = parts[-1] if parts else text
+    return len(ask) <= ASK_CHARS and bool(_FUTURE.search(ask))
+
+
 # 「レジの現金が合わないことはどれくらいある?」: how often a daily-report measure … is a statistic
 _HOW_OFTEN = re.compile(
     r"(売上|客数|現金|過不足|レジ|クレーム).*(どれくらい|どのくらい|何回|何件|頻度|いくら|多い|"
@@ -80,7 +95,7 @@ def answer_offline(
         if text is not None:
             return _done(question, text, cites, events)
         searched = "stores" if table.tool == "search_stores" else "events"
-    elif _FUTURE.search(text_in):
+    elif asks_forecast(text_in):
         reason = "予測や先の予定には答えられません(記録にあることだけを答えます)"
         events.append(Event(type="thought", text=reason))
     elif (
