@@ -147,7 +147,7 @@ class _Turn:
     def _call(self, messages: list[Message], *, final: bool) -> ChatResponse:
         reply = self.model.chat(
             _fit(messages, self.limits.max_context_chars) if final else messages,
-            tools=() if final else self.tools.specs,
+            tools=() if final else self.tools.offered,
             max_tokens=self.limits.answer_tokens,
             timeout=self.budget.timeout(final=final),
         )
@@ -287,7 +287,7 @@ def run_agent(
     log = EventLog(on_event)
     turn = _Turn(tools, model, limits, log)
     system = system_prompt(
-        (s.name for s in tools.specs),
+        (s.name for s in tools.offered),
         now=tools.scope.now or now_tokyo(),
         max_steps=limits.max_steps,
         store=tools.scope.store,

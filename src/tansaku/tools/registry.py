@@ -12,7 +12,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from tansaku.errors import TansakuError
+from tansaku.errors import TansakuError, public_message
 from tansaku.tools.spec import ToolScope, ToolSpec
 
 log = logging.getLogger(__name__)
@@ -65,6 +65,14 @@ def _bounded(result: Any) -> str:
     return text[:MAX_RESULT_CHARS] if len(text) > MAX_RESULT_CHARS else text
 
 
+ROLE_OF_TOOL = {
+    "search_past_cases": "reports",
+    "expand_and_search_cases": "reports",
+    "search_manual": "manuals",
+}
+"""Tools that read one role's collection (the others read the scope or the tables)."""
+
+
 class Toolset:
     """``specs`` bound to ``scope``."""
 
@@ -75,6 +83,14 @@ class Toolset:
     @property
     def specs(self) -> list[ToolSpec]:
         return list(self._specs.values())
+
+    @property
+    def offered(self) -> list[ToolSpec]:
+        """The tools a model is shown: those whose collection the scope has (a scope without a
+        daily-report collection offers no daily-report search — a model offered it calls it and
+        answers with its 「設定されていません」). Every tool stays callable by name."""
+        roles = set(self.scope.collections)
+        return [s for s in self._specs.values() if ROLE_OF_TOOL.get(s.name, "") in roles | {""}]
 
     def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> str:
         """Run tool ``name`` with ``arguments`` (a dict or the model's JSON text)."""
@@ -93,6 +109,9 @@ class Toolset:
             return _bounded(spec.fn(self.scope, **checked))
         except TansakuError as exc:
             return _error(str(exc))
+        except ValueError as exc:  # a bad value the checks let through: its own words help
+            log.info("tool %s refused its arguments: %s", name, exc)
+            return _error(f"ツール「{name}」の引数が正しくありません: {public_message(str(exc))}")
         except Exception as exc:  # a tool's bug must not end the agent's turn
             log.exception("tool %s failed", name)
             return _error(f"ツール「{name}」の実行に失敗しました: {type(exc).__name__}")

@@ -97,7 +97,16 @@ def test_history_is_rendered_for_a_template_without_tools() -> None:
 
 def test_instructions_keep_descriptions_short() -> None:
     text = tool_instructions([SEARCH])
-    assert "query(string、必須)" in text
+    assert "query(string、必須、検索する内容)" in text  # what it takes, not only its type
+
+
+def test_instructions_name_the_values_a_tool_takes() -> None:
+    """A small model shown only ``source_types(array)`` sends 「日報」; shown what the tool takes
+    (its description), it sends daily_report."""
+    from tansaku.tools.search import search_past_cases
+
+    text = tool_instructions([search_past_cases])
+    assert "source_types(array、daily_report / bbs_post / bbs_comment)" in text
 
 
 def _gguf() -> Path | None:

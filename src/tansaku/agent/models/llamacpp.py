@@ -83,15 +83,25 @@ def _short(text: str) -> str:
     return head if len(head) <= _DESCRIPTION_CHARS else head[: _DESCRIPTION_CHARS - 1] + "…"
 
 
+def _argument(name: str, schema: dict[str, Any], required: bool) -> str:
+    """``name(type、必須: what it takes)``: a small model given only the type invents values
+    (source_types=["日報"] where the tool takes daily_report)."""
+    kind = schema.get("type", "")
+    what = str(schema.get("description") or "")
+    options = schema.get("enum") or (schema.get("items") or {}).get("enum")
+    if options:
+        what = f"{what} 値: {' / '.join(map(str, options))}".strip()
+    parts = [p for p in (kind, "必須" if required else "", what[:60]) if p]
+    return f"{name}({'、'.join(parts)})"
+
+
 def tool_instructions(tools: Sequence[ToolSpec]) -> str:
     """The tools and the answer format, for the system prompt."""
     lines = ["使えるツール:"]
     for t in tools:
         props = t.parameters.get("properties", {})
         required = set(t.parameters.get("required", []))
-        args = ", ".join(
-            f"{k}({v.get('type', '')}{'、必須' if k in required else ''})" for k, v in props.items()
-        )
+        args = ", ".join(_argument(k, v, k in required) for k, v in props.items())
         lines.append(f"- {t.name}: {_short(t.description)} 引数: {args or 'なし'}")
     lines += [
         "",
