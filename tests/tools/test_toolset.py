@@ -246,3 +246,14 @@ def test_the_design_merge_fields_and_a_real_similarity(tools) -> None:
     )
     assert manual and {m["category"] for m in manual} == {"complaint"}
     assert all(m["document_type"] == "manual" for m in manual)
+
+
+def test_a_model_is_offered_only_the_tools_of_its_collections(ts) -> None:
+    """A scope without daily reports or manuals offers no search of them (a small model offered
+    one calls it and answers 「設定されていません」); called by name they still say so."""
+    only = toolset(ts, collections={"reports": "reports"})
+    offered = {s.name for s in only.offered}
+    assert "search_past_cases" in offered and "search_manual" not in offered
+    assert "search_manual" in {s.name for s in only.specs}
+    missing = json.loads(only.call("search_manual", {"query": "食中毒"}))
+    assert "マニュアルのコレクションが設定されていません" in missing["error"]
