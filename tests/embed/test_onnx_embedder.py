@@ -193,3 +193,12 @@ def test_a_damaged_model_is_rebuilt_on_load(model_cache, tmp_path) -> None:
     again = oe.OnnxE5Embedder(variant="q4", cache_dir=folder).load()
     assert again.model is not None and again.model.built
     assert again.embed_queries(["冷蔵庫"]).shape == (1, 384)
+
+
+@pytest.mark.usefixtures("with_runtime")
+def test_an_unwritable_model_cache_is_named(tmp_path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x", encoding="utf-8")
+    emb = oe.OnnxE5Embedder(cache_dir=blocker / "models")
+    with pytest.raises(ConfigError, match="TANSAKU_MODEL_CACHE"):
+        emb.embed_queries(["冷蔵庫"])

