@@ -137,6 +137,8 @@ def test_the_loaded_model_answers(home: Path, monkeypatch: pytest.MonkeyPatch) -
         ('[llm]\nmodel = "m"\ntimeout = -1\n', "timeout は 0.1〜3600"),
         ('[llm]\nmodel = "m"\nmax_retries = 2.5\n', "max_retries は 0〜10 の整数"),
         ('[llm]\nmodel = "m"\ntemprature = 0.1\n', "不明な項目があります: temprature"),
+        ('[llm]\nmodel = "m"\ncontext_size = 100\n', "context_size は 512〜131072 の整数"),
+        ('[llm]\nmodel = "m"\nthreads = 0\n', "threads は 1〜256 の整数"),
         ('[llm]\nmodel = "m"\napi_key = "sk-in-a-file"\n', "API キーを書かないでください"),
         ('[llm]\nmodel = "m"\napi_key_env = "NOT_SET_ANYWHERE"\n', "NOT_SET_ANYWHERE"),
         ("[llm\nmodel = 1\n", "TOML が不正です"),
@@ -187,3 +189,12 @@ def test_one_model_per_configuration(home: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("TANSAKU_LLM_MODEL", "llama3.1:8b")
     other = load_model(home)
     assert other is not first and other is not None and other.name == "ollama:llama3.1:8b"
+
+
+def test_a_local_models_context_and_threads(home: Path) -> None:
+    """A local model's context window and threads come from the file (an agent step's prompt
+    with a long tool result overflows the default 4,096 tokens)."""
+    write(home, '[llm]\nprovider = "llamacpp"\nmodel = "m"\ncontext_size = 8192\nthreads = 1\n')
+    s = resolve_settings(home)
+    assert (s.context_size, s.threads) == (8192, 1)
+    assert (ModelSettings().context_size, ModelSettings().threads) == (4096, None)

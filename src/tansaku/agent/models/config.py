@@ -21,6 +21,8 @@ The file::
     timeout = 60                    # seconds per request
     max_retries = 2                 # on 429 / 5xx / timeouts, with backoff
     temperature = 0.2
+    context_size = 8192             # llamacpp: the model's context window in tokens
+    threads = 1                     # llamacpp: generation threads (default: every core)
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ _FILE_KEYS = (
     "timeout",
     "max_retries",
     "temperature",
+    "context_size",
+    "threads",
 )
 
 
@@ -76,6 +80,12 @@ class ModelSettings:
     timeout: float = 60.0
     max_retries: int = 2
     temperature: float | None = None
+    context_size: int = 4096
+    """A local (llamacpp) model's context window in tokens: an agent step's prompt with a
+    long tool result needs more than 4,096."""
+    threads: int | None = None
+    """A local model's generation threads (None: every core; on a shared machine 1 can be
+    several times faster than threads that wait for each other)."""
 
     @property
     def kind(self) -> str:
@@ -116,6 +126,12 @@ def _from_mapping(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
         out["max_retries"] = _number(raw["max_retries"], "max_retries", 0, 10, integer=True)
     if raw.get("temperature") is not None:
         out["temperature"] = _number(raw["temperature"], "temperature", 0, 2)
+    if raw.get("context_size") is not None:
+        out["context_size"] = _number(
+            raw["context_size"], "context_size", 512, 131072, integer=True
+        )
+    if raw.get("threads") is not None:
+        out["threads"] = _number(raw["threads"], "threads", 1, 256, integer=True)
     return out
 
 
@@ -218,7 +234,12 @@ def build_model(settings: ModelSettings, home: str | Path | None = None) -> Chat
         from tansaku.agent.models.llamacpp import LlamaCppChatModel
 
         path = resolve_gguf(settings.model, Workspace.from_env(home).home)
-        return LlamaCppChatModel(path, temperature=settings.temperature)
+        return LlamaCppChatModel(
+            path,
+            temperature=settings.temperature,
+            n_ctx=settings.context_size,
+            n_threads=settings.threads,
+        )
     if settings.kind == "openai" and settings.base_url is None and not settings.api_key:
         raise ConfigError(
             "OpenAI の API には API キーが必要です。OPENAI_API_KEY か TANSAKU_LLM_API_KEY を"
