@@ -36,6 +36,7 @@ def _json(result) -> dict:
 def test_ingest_search_collections_json(docs):
     data = _json(runner.invoke(app, ["ingest", str(docs), "-c", "reports", "--json"]))
     assert data == {
+        "by_field": {"body": 2},
         "inserted": 2,
         "updated": 0,
         "unchanged": 0,

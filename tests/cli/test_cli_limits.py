@@ -240,3 +240,15 @@ def test_a_team_with_no_records_is_told_to_ingest_not_to_rephrase():
     text = res.stdout.replace("\n", "")
     assert "チーム「nobody」のデータがまだありません" in text and "tansaku ingest" in text
     assert "言い換える" not in text
+
+
+def test_the_ingest_summary_counts_records_per_field(tmp_path):
+    """The design's namespace breakdown (effect_1=…, qa_question=…) on stdout and in --json."""
+    args = ["ingest", str(EXAMPLES / "cards" / "cards.jsonl"), "-c", "cards2"]
+    conf = ["--config", str(EXAMPLES / "configs" / "cards.toml")]
+    res = _run(*args, *conf, "--json")
+    assert res.exit_code == 0, res.output
+    fields = json.loads(res.stdout)["by_field"]
+    assert fields["effect_1"] == 60 and fields["combined"] == 60 and fields["qa_question"] > 0
+    again = _run(*args, *conf)
+    assert "フィールド別の記録数: combined 60 / effect_1 60" in again.stdout.replace("\n", "")

@@ -62,6 +62,10 @@ def print_ingest(console: Console, report: IngestReport, collection: str, team: 
         f"追加 {report.inserted} / 更新 {report.updated} / 変更なし {report.unchanged} / "
         f"削除 {report.deleted} / 埋め込み {report.embedded} / スキップ {report.skipped}"
     )
+    fields = report.by_field()
+    if len(fields) > 1:  # the namespaces' breakdown (one field says nothing more)
+        parts = " / ".join(f"{safe(name)} {n}" for name, n in fields.items())
+        console.print(f"フィールド別の記録数: {parts}")
     for f in report.failed:
         console.print(f"[red]失敗[/] {inline(f.path)}: {inline(f.reason)}")
 

@@ -48,7 +48,7 @@ from tansaku.faults import crashpoint
 from tansaku.ingest.pipeline import stored_for
 from tansaku.ingest.plan import IngestPlan, dedupe, plan_ingest
 from tansaku.ingest.progress import BulkProgress, Meter
-from tansaku.ingest.report import AuditRow, Failure, IngestReport
+from tansaku.ingest.report import KEPT, AuditRow, Failure, IngestReport
 from tansaku.ingest.stream import STREAM_BYTES, LoadedBatch, load_batches, record_batches, walk
 from tansaku.locks import WaitFn
 from tansaku.records import Record
@@ -116,6 +116,7 @@ class _Run:
         self.touched: set[str] = set()  # ... and ids deleted: no later plan may count them
         self.failures: list[Failure] = []
         self.audit: list[AuditRow] = []
+        self.fields: dict[str, int] = {}
         self.counts = dict.fromkeys(
             ("inserted", "updated", "unchanged", "deleted", "skipped", "documents", "chunks"), 0
         )
@@ -165,6 +166,9 @@ class _Run:
         c["skipped"] += plan.skipped
         c["documents"] += batch.documents
         c["chunks"] += len(batch.records)
+        for row in plan.audit:  # counted per field, kept only when the audit is asked for
+            if row.action in KEPT:
+                self.fields[row.field] = self.fields.get(row.field, 0) + 1
         if self.options.collect_audit:
             self.audit.extend(plan.audit)
         self.last = batch
@@ -214,6 +218,7 @@ class _Run:
             embedded=self.embedded,
             failed=tuple(self.failures),
             audit=tuple(self.audit),
+            fields=dict(self.fields),
         )
 
     def _load(self, batches: Iterator[LoadedBatch], out: Loaded, stop: threading.Event) -> None:

@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+KEPT = ("insert", "update", "unchanged")
+"""Audit actions of a record the collection holds after the ingest."""
+
 
 @dataclass(frozen=True)
 class Failure:
@@ -47,13 +50,27 @@ class IngestReport:
     failed: tuple[Failure, ...] = ()
     dry_run: bool = False
     audit: tuple[AuditRow, ...] = field(default=(), repr=False)
+    fields: dict[str, int] = field(default_factory=dict, repr=False)
+    """Records per field the files hold after the ingest (inserted, updated or unchanged),
+    when counted without keeping the audit."""
 
     @property
     def ok(self) -> bool:
         return not self.failed
 
+    def by_field(self) -> dict[str, int]:
+        """Records per field (the design's namespaces: effect_1, qa_question …) that the
+        collection holds after this ingest from its files: inserted, updated or unchanged."""
+        out: dict[str, int] = dict(self.fields)
+        if not out:
+            for row in self.audit:
+                if row.action in KEPT:
+                    out[row.field] = out.get(row.field, 0) + 1
+        return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0])))
+
     def to_dict(self) -> dict[str, Any]:
         return {
+            "by_field": self.by_field(),
             "inserted": self.inserted,
             "updated": self.updated,
             "unchanged": self.unchanged,
