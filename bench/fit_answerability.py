@@ -202,6 +202,28 @@ def rates(scored: list[tuple[Row, float, bool]], t: float) -> dict[str, dict[str
     return out
 
 
+CURVE = (0.3, 0.4, 0.5, 0.6, 0.68, 0.7, 0.8, 0.9)
+
+
+def curve(scored: list[tuple[Row, float, bool]]) -> str:
+    """Per set and threshold, out of fold: the share of answerable questions answered, the
+    share of those answers whose first source is right, off-topic questions declined."""
+    sets = sorted({r.set for r, _, _ in scored})
+    lines = [
+        "| threshold | " + " | ".join(f"{s} answered / right / declined" for s in sets) + " |",
+        "|---:|" + "---|" * len(sets),
+    ]
+    for t in CURVE:
+        got = rates(scored, t)
+        cells = []
+        for s in sets:
+            v = got[s]
+            right = v["answered_right"] / v["answered"] if v["answered"] else 0.0
+            cells.append(f"{v['answered']:.3f} / {right:.3f} / {v['declined']:.3f}")
+        lines.append(f"| {t:.2f} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def choose_threshold(scored: list[tuple[Row, float, bool]]) -> tuple[float, float]:
     best = (0.5, -1.0)
     for t in np.linspace(0.02, 0.98, 97):
@@ -226,6 +248,9 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--dry-run", action="store_true")
     parser.add_argument("--rows", type=Path, help="reuse/write the collected features (JSON)")
+    parser.add_argument(
+        "--curve", action="store_true", help="print the out-of-fold curve per set (Markdown)"
+    )
     args = parser.parse_args(argv)
     if args.rows and args.rows.exists():
         rows = [Row(**r) for r in json.loads(args.rows.read_text("utf-8"))]
@@ -233,6 +258,9 @@ def main(argv: list[str]) -> None:
         rows = collect(args.home, args.limit)
         if args.rows:
             args.rows.write_text(json.dumps([vars(r) for r in rows]), "utf-8")
+    if args.curve:
+        print(curve(out_of_fold(rows, True)))
+        return
     result: dict[str, object] = {
         "embedders": EMBEDDERS,
         "fitted_on": "",
