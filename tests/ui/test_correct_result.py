@@ -1,6 +1,6 @@
 """「正しい結果はこれ」 in a real browser: on the search page a hit is chosen as the result the
-search should put first (👎 on a lower hit, 👍 on the first); in the chat, after 👎, one of the answer's sources.
-Both are stored with the feedback as the correct result and come out of
+search should put first (👎 on a lower hit, 👍 on the first); in the chat, after 👎, one of
+the answer's sources. Both are stored with the feedback as the correct result and come out of
 ``tansaku feedback judgements``."""
 
 from __future__ import annotations
