@@ -10,8 +10,6 @@ statistics per team and field (:class:`CollectionState`, saved with every commit
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import threading
 import tomllib
 from collections.abc import Callable
@@ -20,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from tansaku.config import AxisMode, CollectionConfig, config_from_dict
 from tansaku.errors import CollectionNotFound, ConfigError, StorageError
+from tansaku.files import atomic_write
 from tansaku.generations import STATE
 from tansaku.stats import STATE_VERSION, CollectionState, FieldStats
 from tansaku.store.protocols import CollectionStorage, RecordStore, UnitIndex
@@ -29,21 +28,6 @@ if TYPE_CHECKING:
     from tansaku.ingest.plan import IngestPlan
 
 REWEIGHT_DRIFT = 0.2  # re-encode a field's BM25 vectors when its average length moved by > 20%
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write via a temp file and rename: a crash never leaves a half-written file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _toml_value(v: Any) -> str:

@@ -116,13 +116,14 @@ def answer_offline(
         events.extend(outcome.events)
         tried.append(SEARCH_TOOL)
         if outcome.text is not None:
-            if outcome.tentative and unanswered is not None:
-                unanswered.add(
-                    team=tools.scope.team,
-                    collection=", ".join(outcome.searched) or searched,
-                    question=question,
-                    reason=outcome.reason,
-                    tools=tried,
+            if outcome.tentative:  # shown with its sources, and the team sees it is unsure
+                _log(
+                    unanswered,
+                    tools,
+                    question,
+                    ", ".join(outcome.searched) or searched,
+                    outcome.reason,
+                    tried,
                 )
             return _done(question, outcome.text, list(outcome.citations), events)
         reason = outcome.reason
@@ -138,14 +139,7 @@ def answer_offline(
             )
             if text is not None:
                 return _done(question, text, cites, events)
-    if unanswered is not None:
-        unanswered.add(
-            team=tools.scope.team,
-            collection=searched,
-            question=question,
-            reason=reason,
-            tools=tried,
-        )
+    _log(unanswered, tools, question, searched, reason, tried)
     events.append(Event(type="answer", text=NOT_FOUND))
     return Answer(
         question=question,
@@ -153,6 +147,25 @@ def answer_offline(
         events=tuple(events),
         unanswered=True,
     )
+
+
+def _log(
+    log: UnansweredLog | None,
+    tools: Toolset,
+    question: str,
+    searched: str,
+    reason: str,
+    tried: list[str],
+) -> None:
+    """The question in the unanswered log under the collections searched (when there is one)."""
+    if log is not None:
+        log.add(
+            team=tools.scope.team,
+            collection=searched,
+            question=question,
+            reason=reason,
+            tools=tried,
+        )
 
 
 def _done(question: str, text: str, cites: list[Citation], events: list[Event]) -> Answer:

@@ -158,9 +158,8 @@ def _two_periods(
     unit = "件" if metric == "claim_count" else "円"
     now, before = data.get("current_period") or {}, data.get("previous_period") or {}
     a, b = int(now.get("value") or 0), int(before.get("value") or 0)
-    name = {id(later): later.expression, id(earlier): earlier.expression}
-    first = f"{name[id(later)] or '後の期間'}({later.start}〜{later.end})"
-    second = f"{name[id(earlier)] or '前の期間'}({earlier.start}〜{earlier.end})"
+    first = f"{later.expression or '後の期間'}({later.start}〜{later.end})"
+    second = f"{earlier.expression or '前の期間'}({earlier.start}〜{earlier.end})"
     if a == b:
         verdict = "同じです"
     else:

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tansaku.cli.common import fail
+from tansaku.cli.common import HomeOpt, JsonOpt, TeamOpt, fail
 from tansaku.errors import TansakuError
 from tansaku.workspace import DEFAULT_TEAM
 
@@ -35,16 +35,9 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option("--write", help="現在の設定より良いと言えるときだけ設定を書き換える"),
         ] = False,
-        team: Annotated[
-            str, typer.Option("--team", "-t", help="チーム(テナント)名")
-        ] = DEFAULT_TEAM,
-        home: Annotated[
-            Path | None,
-            typer.Option(
-                "--home", help="ワークスペースのフォルダ(既定: $TANSAKU_HOME または ./.tansaku)"
-            ),
-        ] = None,
-        as_json: Annotated[bool, typer.Option("--json", help="JSON で出力する(機械向け)")] = False,
+        team: TeamOpt = DEFAULT_TEAM,
+        home: HomeOpt = None,
+        as_json: JsonOpt = False,
     ) -> None:
         """コレクションの融合(軸の重み・スコアの合わせ方)をチームの判定つきクエリで調整する。"""
         import tansaku

@@ -33,6 +33,7 @@ from typing import Any
 
 from tansaku.embed.e5_weights import E5Weights, bundled_weights_path, file_sha256
 from tansaku.embed.onnx_build import CONVERTER_VERSION, VARIANTS, write_variant
+from tansaku.files import atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -66,20 +67,6 @@ def _read_manifest(path: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 @contextlib.contextmanager
@@ -148,7 +135,7 @@ class ModelCache:
                 return None
             model.update(now)  # verified again: remember the new time
             with contextlib.suppress(OSError):
-                _write_atomic(self.manifest_path(variant), json.dumps(manifest, indent=1))
+                atomic_write(self.manifest_path(variant), json.dumps(manifest, indent=1))
         return CachedModel(path, variant, source, built=False)
 
     def get(self, variant: str) -> CachedModel:
@@ -193,7 +180,7 @@ class ModelCache:
             },
             "model": {"file": name, "sha256": digest, **_stat(final)},
         }
-        _write_atomic(self.manifest_path(variant), json.dumps(manifest, indent=1))
+        atomic_write(self.manifest_path(variant), json.dumps(manifest, indent=1))
         for old in self.folder.glob(f"e5-small-{variant}-*.onnx"):
             if old.name != name:
                 with contextlib.suppress(OSError):

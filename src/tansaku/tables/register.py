@@ -9,14 +9,12 @@ registry invalid leaves ``tables.toml`` untouched.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from tansaku.errors import ConfigError
+from tansaku.files import atomic_write
 from tansaku.tables.engine import probe_table
 from tansaku.tables.registry import (
     SqlToolConfig,
@@ -74,14 +72,5 @@ def add_table(tables_file: Path, spec: TableSpec, *, tool: SqlToolConfig | None 
 
 
 def _replace(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tables.", suffix=".toml", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    """``text`` as ``path``, keeping the file's permissions (0644 for a new one)."""
+    atomic_write(path, text, mode=path.stat().st_mode & 0o777 if path.exists() else 0o644)

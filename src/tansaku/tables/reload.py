@@ -13,15 +13,15 @@ request reaches every running process once, whether or not the file's size or ti
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tansaku.files import atomic_write
 
 REQUESTS_FILE = "tables.reload.json"
 KEPT = "前に読み込んだ内容のまま使います"
@@ -97,15 +97,7 @@ def request_reload(tables_toml: Path, names: Iterable[str]) -> Path:
     tokens = _read(path)
     token = f"{time.time_ns()}-{os.getpid()}"
     tokens.update({name: token for name in names})
-    fd, tmp = tempfile.mkstemp(prefix=".tables.reload.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(tokens, fh, ensure_ascii=False, sort_keys=True)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, json.dumps(tokens, ensure_ascii=False, sort_keys=True))
     return path
 
 

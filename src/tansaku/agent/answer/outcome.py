@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tansaku.agent.events import Citation, Event
+from tansaku.search.types import Hit
 from tansaku.tools.scope.candidates import Candidate
 
 SEARCH_TOOL = "search_collections"
@@ -37,13 +38,20 @@ def where_of(c: Candidate) -> str:
 
 
 def citation_of(c: Candidate, tool: str = SEARCH_TOOL, section: str = "") -> Citation:
-    """The citation of a hit; ``section``: the heading of the quoted sentence, when the quote
-    comes from another part of the document than the record the search matched."""
-    meta = c.hit.record.metadata
+    """The citation of a candidate; ``section``: the heading of the quoted sentence, when the
+    quote comes from another part of the document than the record the search matched."""
+    return hit_citation(c.hit, c.collection, c.title, tool=tool, section=section)
+
+
+def hit_citation(
+    hit: Hit, collection: str, title: str = "", *, tool: str = SEARCH_TOOL, section: str = ""
+) -> Citation:
+    """The citation of a search hit of ``collection`` (title: its metadata's, else its id)."""
+    meta = hit.record.metadata
     return Citation(
-        doc_id=c.hit.doc_id,
-        collection=c.collection,
-        title=c.title,
+        doc_id=hit.doc_id,
+        collection=collection,
+        title=title or str(meta.get("title") or hit.doc_id),
         date=str(meta.get("date") or ""),
         store=str(meta.get("store") or ""),
         section=section or str(meta.get("section") or meta.get("chapter") or ""),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from tansaku.agent.answer.outcome import SEARCH_TOOL, Outcome, citation_of, percent, where_of
+from tansaku.agent.answer.outcome import Outcome, citation_of, hit_citation, percent, where_of
 from tansaku.agent.events import Citation, Event
 from tansaku.errors import TansakuError
 from tansaku.search.types import Hit
@@ -24,16 +24,19 @@ CARD_SHARE = 0.25
 MIN_TITLE = 3
 
 
-def _named(c: Candidate, question: str) -> bool:
-    """Whether the question names the candidate's record by its title (「白銀の騎士団長の効果」)."""
+def _named(c: Candidate, asked: str) -> bool:
+    """Whether the question (``asked``, normalised) names the candidate's record by its title
+    (「白銀の騎士団長の効果」)."""
     title = normalize(c.title)
-    return len(title) >= MIN_TITLE and title in normalize(question)
+    return len(title) >= MIN_TITLE and title in asked
 
 
 def named_first(ranked: list[Candidate], question: str) -> list[Candidate]:
     """The candidates whose title the question names first, each group in its order."""
-    named = [c for c in ranked if _named(c, question)]
-    return [*named, *(c for c in ranked if not _named(c, question))] if named else ranked
+    asked = normalize(question)
+    named = [c for c in ranked if _named(c, asked)]
+    rest = [c for c in ranked if not _named(c, asked)]
+    return [*named, *rest] if named else ranked
 
 
 def cards_only(ranked: Sequence[Candidate]) -> bool:
@@ -50,10 +53,11 @@ def cards_answer(
     sure: bool,
 ) -> Outcome:
     top = ranked[0]
+    asked = normalize(question)
     floor = CARD_SHARE * top.probability if sure else 0.0  # unsure: the search's own list
     cards = sorted(  # a list of cards keeps the card search's own order, a named card first
         (c for c in ranked if c.collection == top.collection and c.probability >= floor),
-        key=lambda c: (not _named(c, question), c.features.rank),
+        key=lambda c: (not _named(c, asked), c.features.rank),
     )[:MAX_CARDS]
     if sure:
         thought = "カードの効果を聞いているので、合うカードを一覧にします"
@@ -159,22 +163,10 @@ def _short(text: str, limit: int = 60) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _reply_citation(collection: str, hit: Hit) -> Citation:
-    meta = hit.record.metadata
-    return Citation(
-        doc_id=hit.doc_id,
-        collection=collection,
-        title=str(meta.get("title") or hit.doc_id),
-        date=str(meta.get("date") or ""),
-        store=str(meta.get("store") or ""),
-        tool=SEARCH_TOOL,
-    )
-
-
 def replies_text(
     scope: ToolScope, post: Candidate, question: str
 ) -> tuple[str, tuple[Citation, ...]]:
     """The comments on ``post`` as lines (author, date, store, their words) and citations."""
     found = _replies(scope, post, question)
     lines = [f"コメント: {_who(r.record.metadata)}「{_short(r.record.text)}」" for r in found]
-    return "\n".join(lines), tuple(_reply_citation(post.collection, r) for r in found)
+    return "\n".join(lines), tuple(hit_citation(r, post.collection) for r in found)

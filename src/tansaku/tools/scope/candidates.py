@@ -197,13 +197,16 @@ def collection_candidates(
     weights: TermWeights | None = None,
     expanded: Sequence[str] = (),
     synonyms: Mapping[str, Sequence[str]] | None = None,
+    *,
+    config: CollectionConfig | None = None,
 ) -> list[Candidate]:
     """The features of ``hits``, one collection's search results for ``question``.
     ``expanded``: the queries a vague question was expanded to (the original first); a hit's
     coverage is its best over the queries it matched."""
     if not hits:
         return []
-    config = _config(scope, collection)  # read once: it names the axes, role and description
+    if config is None:  # the caller's reading, else read once: axes, role, description
+        config = _config(scope, collection)
     question = _about(collection, config, question)
     variants = {q: Question.of(q) for q in expanded[1:] if q != question.text}
     terms = list(dict.fromkeys([*question.terms, *(t for v in variants.values() for t in v.terms)]))
@@ -264,12 +267,6 @@ def _about(collection: str, config: CollectionConfig | None, question: Question)
     return replace(question, terms=rest) if rest and rest != question.terms else question
 
 
-def _lists(scope: ToolScope, name: str, question: Question) -> bool:
-    config = _config(scope, name)
-    own = described_by(name, config.description) if config is not None else frozenset()
-    return lists_only(question.text, question.terms, own)
-
-
 @dataclass(frozen=True)
 class Retrieved:
     """What the scope's search found: the candidates of every collection, the term weights
@@ -287,13 +284,12 @@ class Retrieved:
     実験ノートは?」): the candidates are those records, up to ``LIST_MAX`` per collection."""
 
 
-def _search(scope: ToolScope, name: str, question: Question, k: int) -> Any:
+def _search(scope: ToolScope, name: str, question: Question, k: int, own: frozenset[str]) -> Any:
     """The collection's search for ``question``, kept to the store and person it names where
     the collection's records have those fields (a collection without them is searched
-    whole), then to the metadata values it names among the hits (:func:`facet_conditions`)."""
+    whole), then to the metadata values it names among the hits (:func:`facet_conditions`;
+    ``own``: the words that name the collection itself)."""
     result = _search_where(scope, name, question, k, named_conditions(question.text))
-    config = _config(scope, name)
-    own = described_by(name, config.description) if config is not None else frozenset()
     facets = facet_conditions(question.text, result.hits, own)
     if not facets:
         return result
@@ -345,17 +341,20 @@ def search_scope(
         if not scope.client.has_collection(name):
             problems[name] = "まだ作られていません"
             continue
+        config = _config(scope, name)  # read once: axes, role, description
+        own = described_by(name, config.description) if config is not None else frozenset()
+        named = bool(named_conditions(question.text))
+        dates = question.remainder != question.text
+        maybe = lists_only(question.text, question.terms, own) and (dates or named)
+        k = max(per_collection, LIST_MAX) if maybe else per_collection  # a listing: one search
         try:
-            result = _search(scope, name, question, per_collection)
-            lists = _lists(scope, name, question) and (
-                result.plan.date_range is not None or bool(named_conditions(question.text))
-            )
-            if lists and per_collection < LIST_MAX:
-                result = _search(scope, name, question, LIST_MAX)
+            result = _search(scope, name, question, k, own)
         except TansakuError as exc:
             problems[name] = str(exc)
             continue
+        lists = maybe and (result.plan.date_range is not None or named)
         listing.append(lists)
+        hits = result.hits if lists else result.hits[:per_collection]
         if result.plan.date_range is not None and not period:
             days = result.plan.date_range.to_dict()
             period = f"{days['from']}〜{days['to']}"
@@ -369,7 +368,7 @@ def search_scope(
         embedders[name] = scope.client.collection(name).state.embedder
         synonyms = {sp.term: sp.others for sp in result.plan.stage.synonyms}
         found.extend(
-            collection_candidates(scope, name, question, result.hits, w, expanded, synonyms)
+            collection_candidates(scope, name, question, hits, w, expanded, synonyms, config=config)
         )
     if dated:  # 「12月10日のクレーム」: only collections that could keep to that day answer it
         found = [c for c in found if c.collection not in undated]
