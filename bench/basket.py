@@ -77,6 +77,22 @@ SETS: tuple[SetInfo, ...] = (
         domain="law",
     ),
     SetInfo(
+        name="niilc-kw",
+        kind="keyword",
+        licence="CC BY-SA 4.0 (NIILC-ECQA2015, mynlp/niilc-qa: the annotators' topic + attribute"
+        " keywords of each question over niilc-qa's corpus)",
+        build="python bench/datasets/niilc_kw.py <checkout or git directory of mynlp/niilc-qa>",
+        domain="wikipedia",
+    ),
+    SetInfo(
+        name="jnli-para",
+        kind="paraphrase",
+        licence="CC BY-SA 4.0 (JGLUE JNLI v1.3 valid + test, yahoojapan/JGLUE: entailed captions"
+        " in other words against YJ Captions sentences)",
+        build="python bench/datasets/jnli_para.py <checkout or git directory of yahoojapan/JGLUE>",
+        domain="captions",
+    ),
+    SetInfo(
         name="jcqa-offtopic",
         kind="offtopic",
         licence="CC BY-SA 4.0 (JGLUE JCommonsenseQA v1.3, yahoojapan/JGLUE)",
