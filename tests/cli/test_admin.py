@@ -99,3 +99,39 @@ def test_doctor_leaves_a_generation_a_reader_still_holds(home) -> None:
         still = runner.invoke(app, ["doctor", "--home", str(home)])
         assert still.exit_code == 0 and "問題は見つかりませんでした" in still.output
         assert held.gen is not None
+
+
+def test_merge_collections_through_the_cli(home) -> None:
+    with tansaku.connect(home, embedder=HashEmbedder(32)) as ts:
+        recs = [Record("extra0#0", "extra0", "body", "食洗機から水漏れがあった。")]
+        recs.append(Record("shinjuku0#0", "shinjuku0", "body", "冷蔵庫を修理に出した。"))
+        ts.ingest_records(recs, collection="extra", config=CONFIG, team="shinjuku")
+    base = ["collections", "merge", "reports", "extra", "--into", "all", "--home", str(home)]
+    done = runner.invoke(app, [*base, "--team", "shinjuku", "--json"])
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.stdout)
+    assert report["created"] and report["conflict"] == "skip"
+    assert (report["documents"], report["skipped"]) == (4, 1)
+    assert report["teams"] == {"shinjuku": 4}
+    again = runner.invoke(
+        app, [*base[:-2], "--on-conflict", "overwrite", "--team", "shinjuku", "--home", str(home)]
+    )
+    assert again.exit_code == 0, again.output
+    assert "「reports」・「extra」をコレクション「all」に統合しました" in again.output
+    with tansaku.connect(home, embedder=HashEmbedder(32)) as ts:
+        stored = {
+            r.record.id: r.record.text
+            for r in ts.collection("all").store.scan("shinjuku", with_text=True)
+        }
+        assert stored["shinjuku0#0"] == "冷蔵庫を修理に出した。"  # the later source overwrote
+        assert ts.collection("all").store.count("shibuya") == 0
+    bad = runner.invoke(app, [*base, "--on-conflict", "replace"])
+    assert bad.exit_code == 2 and "skip / overwrite" in bad.output
+    itself = runner.invoke(
+        app, ["collections", "merge", "reports", "--into", "reports", "--home", str(home)]
+    )
+    assert itself.exit_code == 2 and "自分自身" in itself.output
+    missing = runner.invoke(
+        app, ["collections", "merge", "nothing", "--into", "x", "--home", str(home)]
+    )
+    assert missing.exit_code == 1 and "見つかりません" in missing.output

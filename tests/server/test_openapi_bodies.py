@@ -153,6 +153,15 @@ def test_what_every_route_answers_matches_its_schema(fresh, monkeypatch):
         deleted = "/api/collections/{name}"
         check(http.delete("/api/collections/docs_faq"), deleted, 200)
         check(http.delete("/api/collections/docs_faq"), deleted, 404)
+        merge = "/api/collections/{name}/merge"
+        merged = http.post("/api/collections/docs_merged/merge", json={"sources": ["manuals"]})
+        assert check(merged, merge, 200)["teams"] == {"alpha": 3}
+        check(http.post("/api/collections/x/merge", json={"sources": ["secret"]}), merge, 404)
+        check(
+            http.post("/api/collections/manuals/merge", json={"sources": ["manuals"]}), merge, 400
+        )
+        check(http.post("/api/collections/x/merge", json={"sources": []}), merge, 422)
+        check(http.delete("/api/collections/docs_merged"), deleted, 200)
 
         # tables
         check(http.get("/api/tables"), "/api/tables", 200)

@@ -1,4 +1,4 @@
-"""Workspace administration: ``tansaku collections`` (list, delete) and ``tansaku doctor``."""
+"""Workspace administration: ``tansaku collections`` (list, delete, merge), ``tansaku doctor``."""
 
 from __future__ import annotations
 
@@ -9,11 +9,20 @@ import typer
 from rich.markup import escape
 
 from tansaku.cli import render
-from tansaku.cli.common import HomeOpt, JsonOpt, connect, emit_json, fail, out
+from tansaku.cli.common import (
+    HomeOpt,
+    JsonOpt,
+    connect,
+    emit_json,
+    err,
+    fail,
+    library_error,
+    out,
+)
 from tansaku.errors import TansakuError
 
 group = typer.Typer(
-    help="コレクションの一覧・削除",
+    help="コレクションの一覧・削除・統合",
     invoke_without_command=True,
     no_args_is_help=False,
 )
@@ -65,6 +74,51 @@ def delete(
     except TansakuError as exc:
         raise fail(str(exc)) from None
     out.print(f"{what}を削除しました")
+
+
+@group.command("merge")
+def merge(
+    sources: Annotated[list[str], typer.Argument(help="統合元のコレクション名(複数可)")],
+    into: Annotated[str, typer.Option("--into", help="統合先のコレクション名(なければ作成)")],
+    team: Annotated[
+        str | None, typer.Option("--team", "-t", help="このチームの記録だけを統合する")
+    ] = None,
+    on_conflict: Annotated[
+        str,
+        typer.Option(
+            "--on-conflict",
+            help="統合先に同じ文書があるとき: skip(残す、既定)/ overwrite(統合元で置き換える)",
+        ),
+    ] = "skip",
+    as_json: JsonOpt = False,
+    home: HomeOpt = None,
+) -> None:
+    """コレクションの記録を別のコレクションにまとめる(記録の id はそのまま、埋め込み直しなし)。
+    統合元はそのまま残ります。"""
+    from tansaku.transfer.merge import merge_collections
+
+    try:
+        with connect(home, create=False) as ts:
+            report = merge_collections(ts, sources, into, team=team, conflict=on_conflict)
+    except TansakuError as exc:
+        raise library_error(exc) from None
+    for w in report.warnings:
+        err.print(f"[yellow]注意:[/] {escape(w)}", soft_wrap=True, highlight=False)
+    if as_json:
+        emit_json(report.to_dict())
+        return
+    made = "を作成して" if report.created else "に"
+    out.print(
+        f"{'・'.join(f'「{escape(s)}」' for s in report.sources)}をコレクション"
+        f"「{escape(report.into)}」{made}統合しました: 文書 {report.documents:,} 件"
+        f"(うち置き換え {report.replaced:,} 件)、重複で除外 {report.skipped:,} 件、"
+        f"記録 追加 {report.inserted:,} / 更新 {report.updated:,} / 変更なし "
+        f"{report.unchanged:,} / 削除 {report.deleted:,}、埋め込み {report.embedded:,} 件",
+        soft_wrap=True,
+        highlight=False,
+    )
+    for t, n in report.teams.items():
+        out.print(f"  {escape(t)}: {n:,} 件", highlight=False)
 
 
 def doctor(

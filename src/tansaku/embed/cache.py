@@ -134,6 +134,12 @@ class CachedEmbedder:
         batch = getattr(self.inner, "call_size", None) or batch  # remote: one parallel round
         return self._embed("passage", texts, self.inner.embed_passages, progress, batch)
 
+    def remember_passages(self, texts: Sequence[str], vectors: Sequence[np.ndarray]) -> None:
+        """Keep passage vectors this model already made (stored with records being copied,
+        e.g. by a merge) so that embedding those texts again finds them instead of the model."""
+        if texts:
+            self._store("passage", [text_key(t) for t in texts], np.stack(list(vectors)))
+
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Query vectors tagged with the model's name (``tansaku.embed.guard``: a collection
         refuses query vectors of another model)."""

@@ -202,3 +202,11 @@ class FeedbackBody(Body):
 
 def now_of(value: datetime | date | None) -> datetime | None:
     return _aware(value)
+
+
+class MergeBody(Body):
+    """Collections of the caller's team to merge into the one the path names."""
+
+    sources: Annotated[list[Name], Field(min_length=1, max_length=32)]
+    conflict: Literal["skip", "overwrite"] = "skip"
+    """A document the destination (or an earlier source) has: kept (skip) or replaced."""

@@ -51,3 +51,26 @@ class RecordPage(BaseModel):
     total: int
     query_id: str | None = Field(default=None, description="q で検索したときの検索の id")
     records: list[RecordItem]
+
+
+class MergedRecords(BaseModel):
+    inserted: int
+    updated: int
+    unchanged: int
+    deleted: int
+
+
+class CollectionMerged(BaseModel):
+    """統合の結果(呼び出したチームの記録だけ)。"""
+
+    into: str
+    sources: list[str]
+    conflict: str = Field(description="skip: 統合先の文書を残す / overwrite: 統合元で置き換える")
+    created: bool = Field(description="統合先を新しく作成したとき true")
+    documents: int = Field(description="統合元から取り込んだ文書数(置き換えを含む)")
+    replaced: int = Field(description="そのうち統合先の文書を置き換えた数")
+    skipped: int = Field(description="重複の扱いで除外した文書数")
+    records: MergedRecords
+    embedded: int = Field(description="埋め込みモデルに通した文の数(ベクトルを再利用できれば 0)")
+    teams: dict[str, int]
+    warnings: list[str]

@@ -1,4 +1,4 @@
-"""Collections of the caller's team: list, create, delete, browse records, config.
+"""Collections of the caller's team: list, create, delete, merge, browse records, config.
 
 A team sees a collection when it has records in it or created it through the API; any other
 collection is answered 404, whether or not it exists. Counts and records are the team's own.
@@ -26,12 +26,14 @@ from tansaku.server.responses.collections import (
 from tansaku.server.responses.collections import (
     CollectionDeleted,
     CollectionList,
+    CollectionMerged,
     CollectionSummary,
     RecordPage,
 )
 from tansaku.server.routes.search import run_search
-from tansaku.server.schemas import CollectionBody
+from tansaku.server.schemas import CollectionBody, MergeBody
 from tansaku.server.state import AppState, StateDep, TeamDep
+from tansaku.transfer.merge import merge_collections
 from tansaku.views import list_infos
 from tansaku.workspace import validate_name
 
@@ -124,6 +126,29 @@ def delete_collection(name: str, state: StateDep, team: TeamDep) -> Response:
         if removed:
             state.client.delete_collection(name)
     return json_response({"deleted": name, "collection_removed": removed})
+
+
+@router.post(
+    "/api/collections/{name}/merge",
+    response_class=JsonResponse,
+    summary="コレクションの統合",
+    responses=documented(CollectionMerged, *WRITE, 404, 409),
+)
+def merge(name: str, body: MergeBody, state: StateDep, team: TeamDep) -> Response:
+    """`sources` のコレクションにあるチームの記録を、パスのコレクションにまとめる(なければ
+    作成)。記録の id はそのまま。`conflict`: 統合先に同じ文書があるとき `skip`(残す、既定)か
+    `overwrite`(統合元で置き換える)。例: `{"sources": ["manuals-2024"], "conflict": "skip"}`"""
+    into = validate_name(name)
+    for source in body.sources:
+        _visible(state, team, validate_name(source))
+    if state.client.has_collection(into):
+        _visible(state, team, into)
+    with state.jobs.collection_lock(into):
+        report = merge_collections(
+            state.client, body.sources, into, team=team, conflict=body.conflict
+        )
+        state.owners.add(into, team)
+    return json_response(report.to_dict())
 
 
 @router.get(

@@ -1,5 +1,5 @@
 // コレクション管理: GET/POST/DELETE /api/collections (delete after typing the name),
-// GET …/records (paged, searchable) and …/config.
+// GET …/records (paged, searchable) and …/config, POST …/{name}/merge.
 import { api, clear, el, num, recordHref, showError, toast } from "./api.js";
 
 const PAGE = 20;
@@ -12,6 +12,7 @@ const confirmOk = document.getElementById("confirm-ok");
 let current = null;
 let offset = 0;
 let pending = null;
+const mergeSources = document.getElementById("merge-sources");
 
 function askDelete(name) {
   pending = name;
@@ -62,9 +63,19 @@ function row(c) {
       el("a", { href: `/ingest?collection=${encodeURIComponent(c.name)}` }, "取り込み"), remove)));
 }
 
+function fillMerge(collections) {
+  const picked = new Set([...mergeSources.querySelectorAll("input:checked")].map((b) => b.value));
+  clear(mergeSources).append(...collections.map((c) => el("label", { class: "inline" },
+    el("input", { type: "checkbox", value: c.name, checked: picked.has(c.name) }), c.name)));
+  if (!collections.length) mergeSources.append(el("span", { class: "muted" }, "コレクションがありません"));
+  clear(document.getElementById("merge-names")).append(
+    ...collections.map((c) => el("option", { value: c.name })));
+}
+
 async function loadList() {
   try {
     const data = await api("/api/collections");
+    fillMerge(data.collections);
     clear(list);
     if (!data.collections.length) {
       list.append(el("p", { class: "note" }, "コレクションがありません。下のフォームで作成するか、データ取り込みでファイルを登録してください。"));
@@ -147,6 +158,39 @@ document.getElementById("create").addEventListener("submit", async (event) => {
     await loadList();
   } catch (err) {
     toast(err.message, true);
+  }
+});
+
+function mergedText(r) {
+  const names = r.sources.map((n) => `「${n}」`).join("・");
+  const made = r.created ? "を作成して" : "に";
+  return `${names}を「${r.into}」${made}統合しました: 文書 ${num(r.documents)} 件` +
+    `(うち置き換え ${num(r.replaced)} 件)、重複のため除外 ${num(r.skipped)} 件。`;
+}
+
+document.getElementById("merge").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const result = document.getElementById("merge-result");
+  const sources = [...mergeSources.querySelectorAll("input:checked")].map((b) => b.value);
+  const into = document.getElementById("merge-into").value.trim();
+  if (!sources.length) {
+    result.textContent = "統合元のコレクションを1つ以上選んでください";
+    return;
+  }
+  const conflict = document.querySelector("input[name=merge-conflict]:checked").value;
+  const button = document.getElementById("merge-run");
+  button.disabled = true;
+  result.textContent = "統合しています…";
+  try {
+    const r = await api(`/api/collections/${encodeURIComponent(into)}/merge`,
+      { method: "POST", json: { sources, conflict } });
+    result.textContent = mergedText(r) + (r.warnings.length ? ` 注意: ${r.warnings.join(" ")}` : "");
+    toast(`「${into}」に統合しました`);
+    await loadList();
+  } catch (err) {
+    result.textContent = err.message;
+  } finally {
+    button.disabled = false;
   }
 });
 
