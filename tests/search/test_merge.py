@@ -10,6 +10,7 @@ from tansaku.search.merge import (
     group_by_source_type,
     merge_hits,
     merge_rrf,
+    merge_simple,
     rerank_with_weights,
 )
 from tansaku.search.types import Hit
@@ -66,3 +67,24 @@ def test_utilities():
     rows = enhance_with_metadata(hits[:1])
     assert rows[0]["source"] == "日報" and rows[0]["similarity"] == "90.00%"
     assert rows[0]["preview"] == "aの本文です"
+
+
+def test_merge_simple_removes_duplicates_without_scoring():
+    runs = [
+        QueryHits("冷蔵庫 故障", [hit("123", 0.55), hit("456", 0.75)]),
+        QueryHits(
+            "冷蔵庫 壊れた", [hit("456", 0.90), hit("789", 0.10), hit("123", 0.20, "bbs_post")]
+        ),
+    ]
+    merged = merge_simple(runs)
+    assert [(h.doc_id, h.score) for h in merged] == [
+        ("123", 0.55),
+        ("456", 0.75),
+        ("789", 0.10),
+        ("123", 0.20),  # the same document as a bulletin-board post is another result
+    ]
+    assert merged[2].matched_queries == ("冷蔵庫 壊れた",)
+    assert [h.doc_id for h in merge_simple(runs, top_k=2)] == ["123", "456"]
+    assert merge_simple([]) == []
+    with pytest.raises(ValueError, match="top_k"):
+        merge_simple(runs, top_k=0)

@@ -14,6 +14,7 @@ from tansaku.search.merge import (
     group_by_source_type,
     merge_hits,
     merge_rrf,
+    merge_simple,
     rerank_with_weights,
 )
 from tansaku.search.plan import SearchPlan, StagePlan
@@ -47,6 +48,7 @@ __all__ = [
     "maxnorm",
     "merge_hits",
     "merge_rrf",
+    "merge_simple",
     "minmax",
     "parse_where",
     "read_events",

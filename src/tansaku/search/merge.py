@@ -3,6 +3,7 @@
 ``hits``: group by (source_type, doc_id); ``final = hit_count × 10 + max_similarity`` (a document
 found by more of the queries ranks first; similarity breaks ties), with ``avg_similarity`` kept.
 ``rrf``: reciprocal rank fusion across the queries' rankings (1-based, k = 60).
+``merge_simple``: duplicates removed, no scoring (each document once, where it first appears).
 """
 
 from __future__ import annotations
@@ -74,6 +75,19 @@ def merge_rrf(runs: Sequence[QueryHits], *, k: int = 60) -> list[Hit]:
     ]
     merged.sort(key=lambda h: (-h.score, h.doc_id))
     return merged
+
+
+def merge_simple(runs: Sequence[QueryHits], *, top_k: int | None = None) -> list[Hit]:
+    """Each (source_type, doc_id) once, in the order the queries first found it (query by
+    query, rank by rank), its hit and score as that query returned them; at most ``top_k``."""
+    if top_k is not None and top_k < 1:
+        raise ValueError(f"top_k は 1 以上にしてください(現在: {top_k})")
+    seen: dict[tuple[str, str], Hit] = {}
+    for run in runs:
+        for hit in run.hits:
+            seen.setdefault(_key(hit), replace(hit, matched_queries=(run.query,)))
+    unique = list(seen.values())
+    return unique if top_k is None else unique[:top_k]
 
 
 def filter_by_threshold(hits: Sequence[Hit], min_similarity: float) -> list[Hit]:
