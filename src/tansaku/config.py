@@ -127,8 +127,16 @@ class QueryConfig:
     source_weights: Mapping[str, float] = field(default_factory=dict)
     retry: bool = True
     budget_ms: int = 2000
+    # weight of the query's functional phrasing (question endings, request phrases: どこに
+    # 行けばいいですか, 〜について教えて) in its BM25 terms and bigrams; 1.0 weighs nothing down
+    # (tansaku.text.functional)
+    functional_weight: float = 1.0
 
     def __post_init__(self) -> None:
+        if not 0.0 <= self.functional_weight <= 1.0:
+            raise ConfigError(
+                f"functional_weight は 0〜1 にしてください(現在: {self.functional_weight})"
+            )
         if not 1 <= self.max_queries <= 10:
             raise ConfigError(f"max_queries は 1〜10 にしてください(現在: {self.max_queries})")
         if self.budget_ms <= 0:
@@ -223,6 +231,7 @@ class CollectionConfig:
                 "source_weights": dict(self.query.source_weights),
                 "retry": self.query.retry,
                 "budget_ms": self.query.budget_ms,
+                "functional_weight": self.query.functional_weight,
             },
             "rerank": dict(self.rerank),
         }
@@ -251,6 +260,7 @@ _QUERY_KEYS = {
     "source_weights",
     "retry",
     "budget_ms",
+    "functional_weight",
 }
 
 
@@ -270,6 +280,7 @@ def _query_config(raw: Mapping[str, Any]) -> QueryConfig:
         source_weights={str(k): float(v) for k, v in raw.get("source_weights", {}).items()},
         retry=bool(raw.get("retry", True)),
         budget_ms=int(raw.get("budget_ms", 2000)),
+        functional_weight=float(raw.get("functional_weight", 1.0)),
     )
 
 

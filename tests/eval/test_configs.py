@@ -38,6 +38,13 @@ def test_axes_and_search_keys() -> None:
     }
 
 
+def test_functional_weight_is_a_per_request_option() -> None:
+    c = eval_config_from_dict({"name": "fw", "query": {"functional_weight": 0.3}})
+    assert c.request_options() == {"functional_weight": 0.3}
+    assert c.index_key() == ""  # no separate collection
+    assert eval_config_from_dict({"name": "plain"}).functional_weight is None
+
+
 def test_name_defaults_to_the_file_stem(tmp_path: Path) -> None:
     p = tmp_path / "plain.toml"
     p.write_text("[search]\ncandidates = 50\n", encoding="utf-8")
@@ -47,7 +54,9 @@ def test_name_defaults_to_the_file_stem(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        ({"name": "x", "query": {"expand": "never"}}, "評価設定に使えないキー"),
+        ({"name": "x", "query": {"expand": "never"}}, r"\[query\] のうち評価で変えられるのは"),
+        ({"name": "x", "ingest": {"loader": "csv"}}, "評価設定に使えないキー"),
+        ({"name": "x", "query": {"functional_weight": 2}}, "functional_weight は 0〜1"),
         ({"name": "x", "search": {"top_k": 5}}, "top_k は評価が 100 に固定"),
         ({"name": "x", "fusion": {"method": "sum"}}, "融合方式「sum」は使えません"),
         ({"name": "x", "axes": [{"name": "a", "mode": "sparse"}]}, "検索モード「sparse」"),

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from tansaku.store.sparse import doc_vector, query_vector, term_id
+from tansaku.store.sparse import bigram_scale, doc_vector, query_vector, term_id
 
 
 def test_term_id_is_stable_and_31_bit():
@@ -30,3 +30,17 @@ def test_query_vector_dedupes_terms():
     vec = query_vector(["料理", "料理", "温度"])
     assert len(vec) == 2
     assert set(vec.values) == {1.0}
+
+
+def test_query_vector_weights_listed_terms_only():
+    vec = query_vector(["転入", "届け", "どこ", "行く", "どこ"], {"どこ": 0.3, "行く": 0.3})
+    values = dict(zip(vec.indices, vec.values, strict=True))
+    assert values[term_id("転入")] == values[term_id("届け")] == 1.0
+    assert values[term_id("どこ")] == values[term_id("行く")] == 0.3
+    assert len(vec) == 4
+
+
+def test_bigram_scale_keeps_the_larger_weight_of_a_repeated_bigram():
+    scale = bigram_scale(["どこ", "転入", "どこ"], {"どこ": 0.3})
+    assert scale == {term_id("どこ"): 0.3, term_id("転入"): 1.0}
+    assert bigram_scale(["どこ"], None) == {}

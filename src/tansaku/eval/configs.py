@@ -7,9 +7,10 @@ A config file is a collection-config fragment with a ``name`` (see docs/eval.md)
     method = "rrf"
     k = 60
 
-``[[axes]]``, ``[fusion]`` and ``[search]`` (``candidates``, ``min_score``, ``group_by_doc``) are
-applied per request. ``[bm25]``, ``[analyzer]`` and ``[chunking]`` change the index: the runner
-builds a separate scratch collection for them (BEIR datasets and judgement files with ``source``).
+``[[axes]]``, ``[fusion]``, ``[search]`` (``candidates``, ``min_score``, ``group_by_doc``) and
+``[query] functional_weight`` are applied per request. ``[bm25]``, ``[analyzer]`` and
+``[chunking]`` change the index: the runner builds a separate scratch collection for them (BEIR
+datasets and judgement files with ``source``).
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from tansaku.config import Axis, AxisMode, CollectionConfig, FusionConfig, confi
 from tansaku.errors import ConfigError
 
 SEARCH_KEYS = frozenset({"candidates", "min_score", "group_by_doc"})
+QUERY_KEYS = frozenset({"functional_weight"})  # the [query] settings a request can override
 INDEX_KEYS = frozenset({"bm25", "analyzer", "chunking"})
-ALLOWED_KEYS = frozenset({"name", "description", "axes", "fusion", "search"}) | INDEX_KEYS
+ALLOWED_KEYS = frozenset({"name", "description", "axes", "fusion", "search", "query"}) | INDEX_KEYS
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,6 +42,7 @@ class EvalConfig:
     candidates: int | None = None
     min_score: float | None = None
     group_by_doc: bool | None = None
+    functional_weight: float | None = None
     index: Mapping[str, Any] = field(default_factory=dict)  # raw [bm25]/[analyzer]/[chunking]
     path: Path | None = None
 
@@ -50,7 +53,14 @@ class EvalConfig:
     def request_options(self) -> dict[str, Any]:
         """Keyword arguments for :meth:`tansaku.Tansaku.search` (only what is overridden)."""
         opts: dict[str, Any] = {}
-        for key in ("axes", "fusion", "candidates", "min_score", "group_by_doc"):
+        for key in (
+            "axes",
+            "fusion",
+            "candidates",
+            "min_score",
+            "group_by_doc",
+            "functional_weight",
+        ):
             value = getattr(self, key)
             if value is not None:
                 opts[key] = value
@@ -75,8 +85,8 @@ class EvalConfig:
 
 def eval_config_from_dict(data: Mapping[str, Any], *, path: Path | None = None) -> EvalConfig:
     """Validate a config fragment with :func:`tansaku.config.config_from_dict` and keep the
-    keys it sets. Keys that cannot be compared per query (``[query]``, ``[ingest]``…) are an
-    error."""
+    keys it sets. Keys that cannot be compared per query (``[ingest]``, ``[query]`` other than
+    ``functional_weight``…) are an error."""
     where = f"{path}: " if path else ""
     unknown = set(data) - ALLOWED_KEYS
     if unknown:
@@ -96,6 +106,15 @@ def eval_config_from_dict(data: Mapping[str, Any], *, path: Path | None = None) 
             f"{where}[search] のうち評価で変えられるのは {sorted(SEARCH_KEYS)} です"
             f"(top_k は評価が 100 に固定します): {sorted(bad)}"
         )
+    query = data.get("query", {})
+    if not isinstance(query, Mapping):
+        raise ConfigError(f"{where}[query] はテーブルにしてください")
+    bad_query = set(query) - QUERY_KEYS
+    if bad_query:
+        raise ConfigError(
+            f"{where}[query] のうち評価で変えられるのは {sorted(QUERY_KEYS)} です: "
+            f"{sorted(bad_query)}"
+        )
     cfg = config_from_dict(data, name=name)  # validates axes, fusion, numbers
     return EvalConfig(
         name=name,
@@ -104,6 +123,7 @@ def eval_config_from_dict(data: Mapping[str, Any], *, path: Path | None = None) 
         candidates=cfg.candidates if "candidates" in search else None,
         min_score=cfg.min_score if "min_score" in search else None,
         group_by_doc=cfg.group_by_doc if "group_by_doc" in search else None,
+        functional_weight=(cfg.query.functional_weight if "functional_weight" in query else None),
         index={k: dict(data[k]) for k in sorted(INDEX_KEYS) if k in data},
         path=path,
     )

@@ -44,6 +44,7 @@ from tansaku.search.types import Hit, SearchRequest, SearchResult
 from tansaku.store.base import Filter
 from tansaku.text import get_analyzer, normalize
 from tansaku.text.dates import DateRange, now_tokyo, resolve_dates
+from tansaku.text.functional import query_weights
 from tansaku.text.synonyms import Synonyms, builtin_domains, load_synonyms
 
 COMBINED = "combined"
@@ -282,12 +283,14 @@ def _run_stage(
         ]
     syn_plan: dict[str, tuple[str, ...]] = {}  # the first position of a term, its last group
     prepared = []
+    fw = qcfg.functional_weight if request.functional_weight is None else request.functional_weight
     for v in variants:
         exp = stage.synonyms.expand(v.text, analyzer) if stage.synonyms else None
         for match in exp.matches if exp is not None else ():
             syn_plan[match.term] = match.others
         terms = analyzer.terms(v.text) + list(exp.keyword_terms if exp else ())
         prepared.append((v, terms, exp.dense_query if exp and exp.dense_query else v.text))
+    weights = [query_weights(v.text, analyzer, fw) if fw < 1.0 else None for v, _, _ in prepared]
     own = dict(request.axis_queries)  # the original query's per-axis texts
     per_axis = []
     for a in stage.axes:
@@ -297,6 +300,9 @@ def _run_stage(
             terms = analyzer.terms(text) + list(exp.keyword_terms if exp else ())
             dense = exp.dense_query if exp and exp.dense_query else text
             per_axis.append((a.name, terms, dense, text, a.mode is AxisMode.DENSE))
+    own_weights = {
+        name: query_weights(text, analyzer, fw) for name, _, _, text, _ in per_axis if fw < 1.0
+    }
     t1 = time.perf_counter()
     timings["analyze"] += (t1 - t0) * 1000
 
@@ -315,7 +321,9 @@ def _run_stage(
     t2 = time.perf_counter()
     timings["embed"] += (t2 - t1) * 1000
     overrides = {
-        name: AxisInput(terms=terms, vector=axis_vectors.get(name), text=text)
+        name: AxisInput(
+            terms=terms, vector=axis_vectors.get(name), text=text, weights=own_weights.get(name)
+        )
         for name, terms, _, text, _ in per_axis
     }
 
@@ -333,6 +341,7 @@ def _run_stage(
             candidates=fusion_candidates,
             by_doc=by_doc,
             overrides=overrides if i == 0 else None,
+            weights=weights[i],
         )
 
     results: dict[int, Retrieval] = {}

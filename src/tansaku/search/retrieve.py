@@ -21,6 +21,7 @@ from tansaku.search.fusion import Run, linear_fusion, rrf_fusion
 from tansaku.search.types import AxisScore, Hit
 from tansaku.store.base import Filter, ScoredRecord
 from tansaku.store.sparse import query_vector
+from tansaku.text.functional import QueryWeights
 
 _FUSERS = {
     FusionMethod.LINEAR: lambda runs, weights, f: linear_fusion(
@@ -63,6 +64,7 @@ class AxisInput:
     terms: Sequence[str]
     vector: np.ndarray | None
     text: str
+    weights: QueryWeights | None = None
 
 
 def retrieve(
@@ -78,6 +80,7 @@ def retrieve(
     candidates: int,
     by_doc: bool,
     overrides: Mapping[str, AxisInput] | None = None,
+    weights: QueryWeights | None = None,
 ) -> Retrieval:
     """Run every axis (BM25 with ``terms``, dense with ``vector``, bigram with ``text``) and
     fuse their rankings; the best ``candidates`` fused keys come back as hits.
@@ -85,10 +88,11 @@ def retrieve(
     Bigram axes run last and score the documents the other axes found (their sentence units
     only): that keeps their cost independent of the collection's size and, on jsquad-ir,
     changes no ranking (docs/benchmarks.md). Alone, or when the other axes found nothing, a
-    bigram axis searches every unit.
+    bigram axis searches every unit. ``weights`` (the query's functional phrasing,
+    :mod:`tansaku.text.functional`) scale BM25 terms and bigrams below 1.
     """
     t0 = time.perf_counter()
-    sparse = query_vector(terms)
+    sparse = query_vector(terms, weights.terms if weights else None)
     runs: dict[str, list[tuple[Hashable, ScoredRecord]]] = {}
     for axis in sorted(axes, key=lambda a: a.mode is AxisMode.BIGRAM):  # stable: bigram last
         flt = axis_filter(filter, axis)
@@ -96,14 +100,24 @@ def retrieve(
         if axis.mode is AxisMode.BM25:
             found = collection.store.search_sparse(
                 tenant,
-                query_vector(own.terms) if own else sparse,
+                query_vector(own.terms, own.weights.terms if own.weights else None)
+                if own
+                else sparse,
                 filter=flt,
                 limit=candidates,
                 with_text=False,
             )
         elif axis.mode is AxisMode.BIGRAM:
-            unit_text = own.text if own else text
-            found = _search_units(collection, tenant, unit_text, flt, candidates, runs.values())
+            unit_text, own_weights = (own.text, own.weights) if own else (text, weights)
+            found = _search_units(
+                collection,
+                tenant,
+                unit_text,
+                flt,
+                candidates,
+                runs.values(),
+                own_weights.grams if own_weights else None,
+            )
         else:
             query = own.vector if own and own.vector is not None else vector
             if query is None:
@@ -116,9 +130,9 @@ def retrieve(
     runs = {a.name: runs[a.name] for a in axes}  # config order again (ties, plan)
     t1 = time.perf_counter()
 
-    weights = {a.name: a.weight for a in axes}
+    axis_weights = {a.name: a.weight for a in axes}
     score_runs: dict[str, Run] = {n: [(k, h.score) for k, h in run] for n, run in runs.items()}
-    fused = _FUSERS[fusion.method](score_runs, weights, fusion)
+    fused = _FUSERS[fusion.method](score_runs, axis_weights, fusion)
     # as many fused keys as each axis fetched: the pipeline never returns more (its top_k is at
     # most ``candidates``), and building hits for up to three times as many keys was a third
     # of the time this function spends
@@ -163,6 +177,7 @@ def _search_units(
     flt: Filter,
     limit: int,
     other_runs: Iterable[Sequence[tuple[Hashable, ScoredRecord]]],
+    weights: Mapping[str, float] | None = None,
 ) -> list[ScoredRecord]:
     if not collection.has_units(tenant):  # never built: an ingest builds them
         return []
@@ -170,6 +185,8 @@ def _search_units(
     if docs:  # rescoring: the best half of the candidates is all fusion needs from this axis
         flt = replace(flt, doc_ids=tuple(sorted(docs)))
         limit = max(10, limit // 2)
+    if weights:
+        return collection.units.search(tenant, text, filter=flt, limit=limit, weights=weights)
     return collection.units.search(tenant, text, filter=flt, limit=limit)
 
 

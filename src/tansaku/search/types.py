@@ -57,6 +57,9 @@ class SearchRequest:
     # notes' material query on the BM25 axis, the method query on the dense one); checked
     # against the collection's axes when the search runs
     axis_queries: tuple[tuple[str, str], ...] = ()
+    # None: the collection's [query] functional_weight (the weight of the query's question
+    # endings and request phrases in its BM25 terms and bigrams; 1.0 weighs nothing down)
+    functional_weight: float | None = None
 
     def __post_init__(self) -> None:
         check_query(self.query, self.max_query_chars)
@@ -80,6 +83,11 @@ class SearchRequest:
                     f"axis_queries は(軸の名前, 検索文)の組で指定してください: {pair!r}"
                 )
             check_query(pair[1], self.max_query_chars)
+        w = self.functional_weight
+        if w is not None and (
+            isinstance(w, bool) or not isinstance(w, int | float) or not 0.0 <= w <= 1.0
+        ):
+            raise InvalidRequest(f"functional_weight は 0〜1 の数にしてください: {w!r}")
 
 
 @dataclass(frozen=True, slots=True)

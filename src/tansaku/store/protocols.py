@@ -182,9 +182,16 @@ class UnitIndex(Maintained, Protocol):
         ...
 
     def search(
-        self, tenant: str, text: str, *, filter: Filter | None = None, limit: int = 10
+        self,
+        tenant: str,
+        text: str,
+        *,
+        filter: Filter | None = None,
+        limit: int = 10,
+        weights: Mapping[str, float] | None = None,
     ) -> list[ScoredRecord]:
-        """Records whose best unit matches the bigrams of ``text`` (id and document only)."""
+        """Records whose best unit matches the bigrams of ``text`` (id and document only);
+        ``weights`` scales a bigram's part of the score (bigrams not listed weigh 1)."""
         ...
 
     def idf_weights(

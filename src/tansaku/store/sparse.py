@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -59,7 +59,27 @@ def doc_vector(
     return SparseVec(tuple(idx), tuple(tf[i] * kp1 / (tf[i] + norm) for i in idx))
 
 
-def query_vector(terms: Iterable[str]) -> SparseVec:
-    """Each distinct query term once, value 1.0."""
-    idx = sorted({term_id(t) for t in terms})
-    return SparseVec(tuple(idx), tuple(1.0 for _ in idx))
+def bigram_scale(grams: Iterable[str], weights: Mapping[str, float] | None) -> dict[int, float]:
+    """Term id -> weight of the query bigrams ``weights`` lists (a bigram's id shared with
+    another keeps the larger weight); empty when there are no weights."""
+    if not weights:
+        return {}
+    out: dict[int, float] = {}
+    for g in grams:
+        i = term_id(g)
+        out[i] = max(out.get(i, 0.0), weights.get(g, 1.0))
+    return out
+
+
+def query_vector(terms: Iterable[str], weights: Mapping[str, float] | None = None) -> SparseVec:
+    """Each distinct query term once, value 1.0 — or its weight in ``weights`` (terms not
+    listed weigh 1; two terms sharing an id keep the larger)."""
+    if not weights:
+        idx = sorted({term_id(t) for t in terms})
+        return SparseVec(tuple(idx), tuple(1.0 for _ in idx))
+    value: dict[int, float] = {}
+    for t in terms:
+        i = term_id(t)
+        value[i] = max(value.get(i, 0.0), weights.get(t, 1.0))
+    idx = sorted(value)
+    return SparseVec(tuple(idx), tuple(value[i] for i in idx))

@@ -24,7 +24,7 @@ import math
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,7 @@ from tansaku.store.shard import (
     search_filter,
     tenant_filter,
 )
-from tansaku.store.sparse import doc_vector, term_id
+from tansaku.store.sparse import bigram_scale, doc_vector, term_id
 from tansaku.text.ngram import bigrams, unit_texts
 
 SPARSE = "bigram"
@@ -314,7 +314,13 @@ class UnitStore(ShardOwner):
         return {int(t): idf(int(n_units), int(df)) for t, df in rows if df > 0}
 
     def search(
-        self, tenant: str, text: str, *, filter: Filter | None = None, limit: int = 10
+        self,
+        tenant: str,
+        text: str,
+        *,
+        filter: Filter | None = None,
+        limit: int = 10,
+        weights: Mapping[str, float] | None = None,
     ) -> list[ScoredRecord]:
         """Records whose best unit matches the bigrams of ``text``, best first, at most
         ``limit`` (fewer when the best ``limit × FETCH_FACTOR`` units share records).
@@ -325,13 +331,16 @@ class UnitStore(ShardOwner):
         if limit <= 0:
             return []
         fields = tuple(filter.fields) if filter is not None else ()
-        weights = self.idf_weights(tenant, (term_id(b) for b in bigrams(text)), fields)
-        if not weights:
+        grams = bigrams(text)
+        idf = self.idf_weights(tenant, (term_id(b) for b in grams), fields)
+        if not idf:
             return []
-        idx = sorted(weights)
+        scale = bigram_scale(grams, weights)
+        idx = sorted(idf)
+        values = [idf[i] * scale.get(i, 1.0) for i in idx]
         req = qe.QueryRequest(
             limit=limit * FETCH_FACTOR,
-            query=qe.Query.Nearest(qe.SparseVector(idx, [weights[i] for i in idx]), using=SPARSE),
+            query=qe.Query.Nearest(qe.SparseVector(idx, values), using=SPARSE),
             filter=search_filter(tenant, filter, sole=self._sole(tenant)),
             with_payload=False,  # what a unit names comes from the candidate index
         )

@@ -18,7 +18,7 @@ from tansaku.records import Record
 from tansaku.store.base import Filter
 from tansaku.store.protocols import UnitIndex
 from tansaku.store.sparse import term_id
-from tansaku.text.ngram import unit_texts
+from tansaku.text.ngram import bigrams, unit_texts
 
 RAIN = Record(
     id="rain#0",
@@ -59,6 +59,18 @@ class UnitIndexContract:
         hits = units.search("t", "梅雨前線が停滞するとどうなる？", limit=5)
         assert [h.record.id for h in hits] == ["rain#0"] and hits[0].score > 0
         assert hits[0].record.doc_id == "rain"
+
+    def test_weights_scale_each_bigrams_part_of_the_score(self, units: UnitIndex) -> None:
+        units.replace("t", [RAIN, MAHLER])
+        query = "梅雨前線が停滞するとどうなる？"
+        (plain,) = units.search("t", query, limit=5)
+        halved = units.search("t", query, limit=5, weights=dict.fromkeys(bigrams(query), 0.5))
+        assert halved[0].score == pytest.approx(plain.score / 2)
+        # down-weighting the frame (どうなる？) leaves the content bigrams' score whole
+        frame = dict.fromkeys(bigrams("るとどうなる？"), 0.0)
+        (content,) = units.search("t", query, limit=5, weights=frame)
+        (only,) = units.search("t", "梅雨前線が停滞する", limit=5)
+        assert content.score == pytest.approx(only.score) and content.score < plain.score
 
     def test_tenants_and_filters_scope_every_read(self, units: UnitIndex) -> None:
         units.replace("a", [RAIN])

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -30,7 +31,7 @@ from tansaku.text.normalize import normalize
 if TYPE_CHECKING:
     import sudachipy
 
-__all__ = ["DEFAULT_STOP_POS", "Analyzer", "SplitMode", "TermForm", "get_analyzer"]
+__all__ = ["DEFAULT_STOP_POS", "Analyzer", "SplitMode", "Tagged", "TermForm", "get_analyzer"]
 
 #: Part-of-speech prefixes whose tokens are dropped. ``記号`` only as ``記号.一般``: Sudachi tags
 #: single letters such as ``x`` in ``x線`` and ``α`` as ``記号.文字``, and those carry meaning.
@@ -158,6 +159,19 @@ def _hard_split(text: str, max_bytes: int) -> Iterator[str]:
         yield text
 
 
+@dataclass(frozen=True, slots=True)
+class Tagged:
+    """One morpheme of a normalised text (:meth:`Analyzer.tagged`)."""
+
+    begin: int
+    end: int
+    pos: tuple[str, ...]
+    form: str
+    """Sudachi ``normalized_form``, lowercased."""
+    term: str | None
+    """The search term it becomes (``None`` when the stop filters drop it)."""
+
+
 class Analyzer:
     """Turns Japanese (or mixed) text into search terms.
 
@@ -212,6 +226,28 @@ class Analyzer:
     def query_terms(self, text: str) -> list[str]:
         """Terms of a query: the same analysis as :meth:`terms`, so both sides match."""
         return self.terms(text)
+
+    def tagged(self, text: str) -> tuple[str, list[Tagged]]:
+        """``text`` normalised, and its morphemes in order: span in that text, part of speech,
+        Sudachi ``normalized_form`` (lowercased) and the term :meth:`terms` makes of it. Codes
+        are not treated apart here (their morphemes are nouns and symbols)."""
+        text = normalize(text)
+        out: list[Tagged] = []
+        offset = 0
+        for chunk in _chunks(text):
+            tokenizer, _ = self._tokenizer()
+            for m in tokenizer.tokenize(chunk):
+                out.append(
+                    Tagged(
+                        begin=offset + m.begin(),
+                        end=offset + m.end(),
+                        pos=tuple(m.part_of_speech()),
+                        form=m.normalized_form().lower(),
+                        term=self._term(m),
+                    )
+                )
+            offset += len(chunk)
+        return text, out
 
     def _tokenizer(self) -> tuple[Any, Any]:
         """This thread's Sudachi tokenizer and the morpheme list it reuses between calls."""

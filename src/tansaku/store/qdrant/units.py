@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from tansaku.errors import StorageError
@@ -46,7 +46,7 @@ from tansaku.store.qdrant.filters import (
     tenant_filter,
 )
 from tansaku.store.qdrant.settings import QdrantSettings, import_qdrant_client
-from tansaku.store.sparse import doc_vector, term_id
+from tansaku.store.sparse import bigram_scale, doc_vector, term_id
 from tansaku.store.units import AVG_UNIT_BIGRAMS, BATCH, FETCH_FACTOR, K1, SPARSE, B
 from tansaku.text.ngram import bigrams, unit_texts
 
@@ -181,17 +181,25 @@ class QdrantUnitIndex:
         return out
 
     def search(
-        self, tenant: str, text: str, *, filter: Filter | None = None, limit: int = 10
+        self,
+        tenant: str,
+        text: str,
+        *,
+        filter: Filter | None = None,
+        limit: int = 10,
+        weights: Mapping[str, float] | None = None,
     ) -> list[ScoredRecord]:
         """Records whose best unit matches the bigrams of ``text``, best first, at most
         ``limit`` (fewer when the best ``limit × FETCH_FACTOR`` units share records); the
         records carry their id and document only, as the embedded index's do."""
-        terms = sorted({term_id(b) for b in bigrams(text)})
+        grams = bigrams(text)
+        terms = sorted({term_id(b) for b in grams})
         if limit <= 0 or not terms or not self._present():
             return []
+        scale = bigram_scale(grams, weights)
         found = self.client.query_points(
             self.collection,
-            query=models.SparseVector(indices=terms, values=[1.0] * len(terms)),
+            query=models.SparseVector(indices=terms, values=[scale.get(t, 1.0) for t in terms]),
             using=SPARSE,
             query_filter=tenant_filter(tenant, filter),
             search_params=idf_params(tenant, filter.fields if filter is not None else ()),
