@@ -8,7 +8,7 @@ export PYTHONUTF8 := 1
 
 .DEFAULT_GOAL := help
 
-.PHONY: help install test test-unit lint fmt typecheck demo-build bench bench-cards bench-peers bench-scale bench-analysis demo run clean
+.PHONY: help install test test-unit lint fmt typecheck demo-build bench bench-jsquad bench-cards bench-peers bench-scale bench-analysis demo run clean
 
 help: ## show this help
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-11s %s\n", $$1, $$2}'
@@ -39,9 +39,11 @@ fmt: $(STAMP) ## format and auto-fix
 typecheck: $(STAMP) ## mypy on the package
 	$(BIN)/mypy
 
-bench: $(STAMP) ## tansaku eval on jsquad-ir (default, legs, fusion variants) and on the cards
+bench: $(STAMP) ## every retrieval config on every basket set and the cards, one table (nDCG@10 / R@10)
+	$(BIN)/python bench/retrieval_basket.py --out bench/results/retrieval-basket.md
+
+bench-jsquad: $(STAMP) ## tansaku eval on jsquad-ir alone, every metric (default, legs, fusion variants)
 	$(BIN)/python bench/jsquad.py
-	$(BIN)/python bench/jsquad.py examples/eval/cards.yaml --home .tansaku-bench
 
 bench-cards: $(STAMP) ## tansaku eval on the bundled card judgements only
 	$(BIN)/python bench/jsquad.py examples/eval/cards.yaml --home .tansaku-bench
