@@ -135,3 +135,22 @@ def test_merge_collections_through_the_cli(home) -> None:
         app, ["collections", "merge", "nothing", "--into", "x", "--home", str(home)]
     )
     assert missing.exit_code == 1 and "見つかりません" in missing.output
+
+
+def test_reset_a_team_through_the_cli(home) -> None:
+    refused = runner.invoke(
+        app, ["collections", "reset", "--team", "shinjuku", "--home", str(home)]
+    )
+    assert refused.exit_code == 2 and "--yes" in refused.output
+    args = ["collections", "reset", "--team", "shinjuku", "--yes", "--home", str(home)]
+    done = runner.invoke(app, args)
+    assert done.exit_code == 0, done.output
+    assert "チーム「shinjuku」の記録 3 件を1 個のコレクションから削除しました" in done.output
+    listed = json.loads(runner.invoke(app, ["collections", "--json", "--home", str(home)]).stdout)
+    assert listed["collections"][0]["teams"] == ["shibuya"]
+    again = runner.invoke(app, [*args, "--json"])
+    assert json.loads(again.stdout)["collections"] == {}
+    last = runner.invoke(app, ["collections", "reset", "-t", "shibuya", "-y", "--home", str(home)])
+    assert "記録がなくなったためコレクションも削除" in last.output
+    bad = runner.invoke(app, ["collections", "reset", "-t", "../x", "-y", "--home", str(home)])
+    assert bad.exit_code != 0 and "チーム名" in bad.output

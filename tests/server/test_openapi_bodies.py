@@ -270,6 +270,12 @@ def test_what_every_route_answers_matches_its_schema(fresh, monkeypatch):
             check(http.post("/api/feedback", json=rated), "/api/feedback", 201, 429)
         check(http.post("/api/feedback", json=rated), "/api/feedback", 429)
 
+        # very last: the team's reset (every record of alpha gone)
+        reset = "/api/collections/reset"
+        check(http.post(reset, json={"confirm": "beta"}), reset, 400)
+        check(http.post(reset, json={}), reset, 422)
+        assert check(http.post(reset, json={"confirm": "alpha"}), reset, 200)["records"] > 0
+
     operations = {(m, p) for m, p, _ in _operations(check.doc)}
     answered = {(m, p) for m, p, s in check.seen if 200 <= s < 300}
     # Q/A generation needs a model (its 202 is the job body ingest's 202 checked above)

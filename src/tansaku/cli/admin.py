@@ -1,4 +1,4 @@
-"""Workspace administration: ``tansaku collections`` (list, delete, merge), ``tansaku doctor``."""
+"""Workspace administration: ``tansaku collections`` (list, delete, merge, reset), ``doctor``."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from tansaku.cli.common import (
 from tansaku.errors import TansakuError
 
 group = typer.Typer(
-    help="コレクションの一覧・削除・統合",
+    help="コレクションの一覧・削除・統合・チームのリセット",
     invoke_without_command=True,
     no_args_is_help=False,
 )
@@ -74,6 +74,50 @@ def delete(
     except TansakuError as exc:
         raise fail(str(exc)) from None
     out.print(f"{what}を削除しました")
+
+
+@group.command("reset")
+def reset(
+    team: Annotated[str, typer.Option("--team", "-t", help="記録をすべて削除するチーム")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="確認なしで削除する")] = False,
+    keep_empty: Annotated[
+        bool,
+        typer.Option("--keep-empty", help="記録がなくなったコレクションも残す(既定: 削除)"),
+    ] = False,
+    as_json: JsonOpt = False,
+    home: HomeOpt = None,
+) -> None:
+    """チームの記録をすべてのコレクションから一度に削除する。ほかのチームの記録は残ります。
+    元に戻せません。"""
+    from tansaku.transfer.reset import reset_team
+
+    what = f"チーム「{team}」の記録(すべてのコレクション)"
+    if not yes:
+        if not sys.stdin.isatty():
+            raise fail(f"{what}を削除するには --yes を付けてください", 2)
+        if not typer.confirm(f"{what}を削除します。元に戻せません。よろしいですか?"):
+            raise typer.Exit(1)
+    try:
+        with connect(home, create=False) as ts:
+            report = reset_team(ts, team, drop_empty=not keep_empty)
+    except TansakuError as exc:
+        raise library_error(exc) from None
+    if as_json:
+        emit_json(report.to_dict())
+        return
+    if not report.collections:
+        out.print(
+            f"チーム「{escape(team)}」の記録はどのコレクションにもありません", highlight=False
+        )
+        return
+    out.print(
+        f"チーム「{escape(team)}」の記録 {report.records:,} 件を"
+        f"{len(report.collections)} 個のコレクションから削除しました",
+        highlight=False,
+    )
+    for name, n in report.collections.items():
+        gone = "(記録がなくなったためコレクションも削除)" if name in report.removed else ""
+        out.print(f"  {escape(name)}: {n:,} 件{gone}", highlight=False)
 
 
 @group.command("merge")

@@ -210,3 +210,9 @@ class MergeBody(Body):
     sources: Annotated[list[Name], Field(min_length=1, max_length=32)]
     conflict: Literal["skip", "overwrite"] = "skip"
     """A document the destination (or an earlier source) has: kept (skip) or replaced."""
+
+
+class ResetBody(Body):
+    """The caller's team name, typed again: the reset removes all of its records."""
+
+    confirm: Name

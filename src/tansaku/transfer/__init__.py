@@ -6,6 +6,10 @@
 The file holds the config, the statistics and every team's records with their stored dense
 and sparse vectors (format: :mod:`tansaku.transfer.format`); an import checks it whole first
 and writes through one writer of the receiving backend. The embedding cache is not exported.
+
+Within one workspace: :func:`tansaku.transfer.merge.merge_collections` merges collections into
+another (records keep their ids and vectors), :func:`tansaku.transfer.reset.reset_team` removes a
+team's records from every collection at once.
 """
 
 from __future__ import annotations

@@ -74,3 +74,12 @@ class CollectionMerged(BaseModel):
     embedded: int = Field(description="埋め込みモデルに通した文の数(ベクトルを再利用できれば 0)")
     teams: dict[str, int]
     warnings: list[str]
+
+
+class TeamReset(BaseModel):
+    """チームの記録を削除した結果。"""
+
+    team: str
+    collections: dict[str, int] = Field(description="コレクションごとに削除した記録数")
+    records: int
+    removed: list[str] = Field(description="記録がなくなり、コレクションごと削除したもの")

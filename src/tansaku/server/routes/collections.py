@@ -1,4 +1,4 @@
-"""Collections of the caller's team: list, create, delete, merge, browse records, config.
+"""Collections of the caller's team: list, create, delete, merge, reset, browse records, config.
 
 A team sees a collection when it has records in it or created it through the API; any other
 collection is answered 404, whether or not it exists. Counts and records are the team's own.
@@ -29,11 +29,13 @@ from tansaku.server.responses.collections import (
     CollectionMerged,
     CollectionSummary,
     RecordPage,
+    TeamReset,
 )
 from tansaku.server.routes.search import run_search
-from tansaku.server.schemas import CollectionBody, MergeBody
+from tansaku.server.schemas import CollectionBody, MergeBody, ResetBody
 from tansaku.server.state import AppState, StateDep, TeamDep
 from tansaku.transfer.merge import merge_collections
+from tansaku.transfer.reset import reset_team
 from tansaku.views import list_infos
 from tansaku.workspace import validate_name
 
@@ -126,6 +128,43 @@ def delete_collection(name: str, state: StateDep, team: TeamDep) -> Response:
         if removed:
             state.client.delete_collection(name)
     return json_response({"deleted": name, "collection_removed": removed})
+
+
+def _drop_if_unused(state: AppState, name: str) -> bool:
+    """Remove a collection no team has records in or created (under its lock)."""
+    with state.client.reading(name) as col:
+        empty = col.handles is None or col.store.total() == 0
+    if empty and not state.owners.teams(name):
+        state.client.delete_collection(name)
+        return True
+    return False
+
+
+@router.post(
+    "/api/collections/reset",
+    response_class=JsonResponse,
+    summary="チームの記録をすべて削除",
+    responses=documented(TeamReset, *WRITE, 409),
+)
+def reset(body: ResetBody, state: StateDep, team: TeamDep) -> Response:
+    """チームの記録を、見られるすべてのコレクションから一度に削除する(元に戻せません)。
+    確認のため `confirm` にチーム名を指定する。例: `{"confirm": "shinjuku"}`。ほかのチームの
+    記録は残り、どのチームの記録もなくなったコレクションは削除する。"""
+    if body.confirm != team:
+        raise ApiError(
+            400,
+            "confirmation_required",
+            f"確認のため confirm にチーム名「{team}」を指定してください。何も削除していません",
+        )
+    names = [i.name for i in visible(state.client, state.owners, team)]
+    report = reset_team(state.client, team, drop_empty=False, lock=state.jobs.collection_lock)
+    removed = []
+    for name in names:
+        with state.jobs.collection_lock(name):
+            state.owners.remove(name, team)
+            if state.client.has_collection(name) and _drop_if_unused(state, name):
+                removed.append(name)
+    return json_response(report.to_dict() | {"removed": removed})
 
 
 @router.post(

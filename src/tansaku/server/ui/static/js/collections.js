@@ -1,5 +1,6 @@
 // コレクション管理: GET/POST/DELETE /api/collections (delete after typing the name),
-// GET …/records (paged, searchable) and …/config, POST …/{name}/merge.
+// GET …/records (paged, searchable) and …/config, POST …/{name}/merge, POST …/reset (after
+// typing the team's name).
 import { api, clear, el, num, recordHref, showError, toast } from "./api.js";
 
 const PAGE = 20;
@@ -191,6 +192,43 @@ document.getElementById("merge").addEventListener("submit", async (event) => {
     result.textContent = err.message;
   } finally {
     button.disabled = false;
+  }
+});
+
+const resetDialog = document.getElementById("reset-confirm");
+const resetName = document.getElementById("reset-name");
+const resetOk = document.getElementById("reset-ok");
+const team = document.getElementById("reset").dataset.team;
+
+function closeReset() { resetDialog.classList.add("hidden"); }
+
+document.getElementById("reset-open").addEventListener("click", () => {
+  resetName.value = "";
+  resetOk.disabled = true;
+  resetDialog.classList.remove("hidden");
+  resetName.focus();
+});
+resetName.addEventListener("input", () => { resetOk.disabled = resetName.value !== team; });
+document.getElementById("reset-cancel").addEventListener("click", closeReset);
+resetDialog.addEventListener("keydown", (e) => { if (e.key === "Escape") closeReset(); });
+resetOk.addEventListener("click", async () => {
+  resetOk.disabled = true;
+  const result = document.getElementById("reset-result");
+  try {
+    const r = await api("/api/collections/reset", { method: "POST", json: { confirm: resetName.value } });
+    closeReset();
+    const where = Object.keys(r.collections).length;
+    result.textContent = where
+      ? `記録 ${num(r.records)} 件を ${num(where)} 個のコレクションから削除しました` +
+        (r.removed.length ? `(記録がなくなった ${r.removed.map((n) => `「${n}」`).join("・")} は削除)` : "")
+      : "このチームの記録はどのコレクションにもありませんでした";
+    toast("チームの記録を削除しました");
+    current = null;
+    detail.classList.add("hidden");
+    await loadList();
+  } catch (err) {
+    resetOk.disabled = false;
+    toast(err.message, true);
   }
 });
 
