@@ -28,9 +28,10 @@ test: $(STAMP) ## run the whole test suite (unit + integration + e2e)
 test-unit: $(STAMP) ## fast unit tests only
 	$(BIN)/pytest -m "not integration and not e2e"
 
-lint: $(STAMP) ## ruff lint + format check
+lint: $(STAMP) ## ruff lint + format check + the layer contracts (import-linter)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+	$(BIN)/lint-imports
 
 fmt: $(STAMP) ## format and auto-fix
 	$(BIN)/ruff format src tests bench

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import scale
 import tansaku
-from tansaku import generations, writer
+from tansaku.backends.embedded import generations, writer
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPS: dict[str, list[float]] = {}

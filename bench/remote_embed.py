@@ -38,7 +38,7 @@ from tansaku.embed import CachedEmbedder, OpenAIEmbedder, RemoteOptions
 ROOT = Path(__file__).resolve().parents[1]
 SUBJECTS = ["冷蔵庫", "食洗機", "レジ", "駐車場", "新人研修", "唐揚げ定食", "空調", "予約システム"]
 EVENTS = ["の温度が上がらない", "から水漏れがあった", "で釣り銭が合わない", "の案内が分かりにくい"]
-INGEST_CALL = 256  # texts per embed_passages call in ingest (tansaku.ingest.maintain.BATCH)
+INGEST_CALL = 256  # texts per embed_passages call in ingest (tansaku.ingest.apply.BATCH)
 
 
 def passages(n: int, seed: int) -> list[str]:

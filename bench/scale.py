@@ -339,7 +339,7 @@ def engine_probe(store: Any, embedder: Any, qs: list[str], tenant: str = "defaul
 def small_ingests(ts: Any, name: str, sents: list[str], times: int = 5) -> dict[str, float]:
     """An ingest of 10 new records into the built collection, ``times`` times: what a small
     write costs once the collection is large (each commit copies the committed generation,
-    see ``tansaku.generations``). Median and spread in seconds."""
+    see ``tansaku.backends.embedded.generations``). Median and spread in seconds."""
     took = []
     for k in range(times):
         recs = synthetic(10, sents, seed=1000 + k)

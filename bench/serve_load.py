@@ -62,8 +62,8 @@ import tansaku
 from tansaku.demo.paths import examples_dir
 from tansaku.demo.report_io import write_reports_jsonl
 from tansaku.demo.reports import generate
+from tansaku.demo.tables import install_demo_tables
 from tansaku.embed import load_embedder
-from tansaku.tables import install_demo_tables
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from load_questions import ASKS, SEARCHES, NewQuestions

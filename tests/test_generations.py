@@ -12,10 +12,10 @@ import pytest
 import qdrant_edge as qe
 
 import tansaku
-from tansaku import generations, handles
+from tansaku.backends.embedded import generations, handles
+from tansaku.backends.locks import WriterLock
 from tansaku.config import Axis, AxisMode, CollectionConfig
 from tansaku.errors import CollectionBusy, CollectionNotFound, WorkspaceNotFound
-from tansaku.locks import WriterLock
 from tansaku.records import Record
 from tansaku.testing import HashEmbedder
 
@@ -181,9 +181,9 @@ def test_a_legacy_collection_with_lost_statistics_is_migrated_and_repaired(tmp_p
 
 
 def test_checkpoints_publish_as_they_go_and_keep_the_disk_bounded(ts, monkeypatch) -> None:
-    import tansaku.apply
+    import tansaku.ingest.apply
 
-    monkeypatch.setattr(tansaku.apply, "BATCH", 1)
+    monkeypatch.setattr(tansaku.ingest.apply, "BATCH", 1)
     monkeypatch.setenv("TANSAKU_CHECKPOINT_S", "0")
     seen: list[set[str]] = []
 

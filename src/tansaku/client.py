@@ -15,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from tansaku.backends import Backend, backend_for, configured_url, is_url, workspace_home
+from tansaku.backends.embedded.views import CollectionInfo, info_of, list_infos
+from tansaku.backends.embedded.writer import commit
+from tansaku.backends.locks import WaitFn
 from tansaku.collection import Collection, CollectionState
 from tansaku.config import AxisMode, CollectionConfig, load_config
 from tansaku.embed.base import Embedder
@@ -31,16 +34,13 @@ from tansaku.ingest.pipeline import (
     ingest_records,
     load_sources,
 )
-from tansaku.locks import WaitFn
 from tansaku.records import Record
 from tansaku.search.engine import SearchServices
 from tansaku.search.engine import search as run_search
 from tansaku.search.events import SearchEventLog
 from tansaku.search.types import SearchRequest, SearchResult
 from tansaku.store.base import Filter
-from tansaku.views import CollectionInfo, info_of, list_infos
 from tansaku.workspace import DEFAULT_TEAM, Workspace, validate_name
-from tansaku.writer import commit
 
 
 class Tansaku:
@@ -48,7 +48,8 @@ class Tansaku:
 
     Searches read the committed generation of each collection and move to a newer one between
     searches; writes (ingest, delete) take the collection's writer lock and commit a new
-    generation (``tansaku.generations``). Any number of threads and processes may search while
+    generation (``tansaku.backends.embedded.generations``). Any number of threads and processes may
+    search while
     one process writes. Collections live in ``backend`` (default: the embedded store of the
     workspace folder, see ``tansaku.backends``)."""
 
@@ -152,7 +153,8 @@ class Tansaku:
         """The collection opened for writing (created if needed); committed when the block ends
         without an exception, discarded otherwise. One writer per collection across processes:
         a second one waits (``on_wait`` is told), then fails with CollectionBusy. ``lazy``: the
-        block calls ``col.begin_write()`` before its first change (see ``tansaku.writer``)."""
+        block calls ``col.begin_write()`` before its first change (see
+        ``tansaku.backends.embedded.writer``)."""
         validate_name(name)
         self.workspace.ensure()
         emb = None
@@ -164,6 +166,11 @@ class Tansaku:
             name, config=config, embedder=emb, on_wait=on_wait, lazy=lazy
         ) as col:
             yield col
+
+    def checkpoint(self, col: Collection) -> None:
+        """Publish what the writer ``col`` (of :meth:`writing`) wrote so far and go on writing
+        (a long ingest's checkpoint: readers see it, a crash after it keeps it)."""
+        commit(col, keep_writing=True)
 
     def delete_collection(self, name: str, *, team: str | None = None) -> None:
         """Delete a collection, or only ``team``'s records in it (a new generation)."""

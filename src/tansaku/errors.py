@@ -105,7 +105,7 @@ class UnknownName(InvalidRequest):
 
 class EmbedderMismatch(TansakuError):
     """A collection's dense vectors come from one embedding model and a search or an ingest
-    would use another (``tansaku.embed.guard``): vectors of two models cannot be compared.
+    would use another (``tansaku.collection.guard``): vectors of two models cannot be compared.
     ``recorded``/``recorded_dim``: the collection's model; ``used``/``used_dim``: the other."""
 
     def __init__(

@@ -4,7 +4,8 @@
 
     <home>/
       collections/<name>/config.toml   collection config (axes, fusion, ingest mapping)
-      collections/<name>/CURRENT       the committed generation (see tansaku.generations)
+      collections/<name>/CURRENT       the committed generation (see
+      tansaku.backends.embedded.generations)
       collections/<name>/gens/<gen>/   shard/, units/ (qdrant-edge), state.json (BM25 stats)
       cache/embeddings.sqlite          (model, sha256(text)) -> vector
       tables.toml, tables/             registered CSV/Parquet tables (tansaku.tables)

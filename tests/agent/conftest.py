@@ -39,7 +39,8 @@ def ts(home):
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory):
     pytest.importorskip("duckdb")
-    from tansaku.tables import TableDatabase, install_demo_tables, load_tables_config
+    from tansaku.demo.tables import install_demo_tables
+    from tansaku.tables import TableDatabase, load_tables_config
 
     base = tmp_path_factory.mktemp("agent-tables")
     install_demo_tables(base)

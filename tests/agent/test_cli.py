@@ -32,7 +32,7 @@ REPORTS = {
 @pytest.fixture(scope="module")
 def home(tmp_path_factory) -> Path:
     pytest.importorskip("duckdb")
-    from tansaku.tables import install_demo_tables
+    from tansaku.demo.tables import install_demo_tables
 
     ws = tmp_path_factory.mktemp("cli") / "ws"
     records = [

@@ -74,7 +74,8 @@ def test_quotes_and_wildcards_never_reach_sql() -> None:
 @pytest.fixture(scope="module")
 def tools(tmp_path_factory):
     pytest.importorskip("duckdb")
-    from tansaku.tables import TableDatabase, install_demo_tables, load_tables_config
+    from tansaku.demo.tables import install_demo_tables
+    from tansaku.tables import TableDatabase, load_tables_config
 
     home = tmp_path_factory.mktemp("routes")
     install_demo_tables(home)

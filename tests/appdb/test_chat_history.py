@@ -7,8 +7,8 @@ import pytest
 
 from tansaku.agent.conversations import ConversationNotFound, Conversations
 from tansaku.agent.events import Citation
+from tansaku.agent.history import StoredConversations
 from tansaku.appdb import close_shared
-from tansaku.appdb.chat_history import StoredConversations
 
 
 @pytest.fixture

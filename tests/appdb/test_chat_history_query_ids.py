@@ -9,7 +9,7 @@ import pytest
 
 from tansaku.agent.conversations import ConversationNotFound
 from tansaku.agent.events import Citation
-from tansaku.appdb.chat_history import StoredConversations
+from tansaku.agent.history import StoredConversations
 
 QUESTION = "衛生マニュアルの身だしなみのルールは?"
 ANSWER = "清潔なユニフォームと帽子を着用します[1]。"

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 import tansaku
+from tansaku.backends.embedded.views import info_of, list_infos, unless_gone
 from tansaku.errors import public_message
 from tansaku.testing import HashEmbedder
-from tansaku.views import info_of, list_infos, unless_gone
 
 from .support import ok_json, run, start
 

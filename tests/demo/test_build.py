@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 import tansaku
 from tansaku.demo.build import DEMO_COLLECTIONS, build_demo, demo_hints, install_tables
 from tansaku.demo.days import recorded_today
-from tansaku.testing.embedders import HashEmbedder
+from tansaku.embed.hash import HashEmbedder
 from tansaku.text.dates import TOKYO
 
 NOW = datetime(2026, 3, 2, 9, 30, tzinfo=TOKYO)  # a Monday: yesterday is Sunday of last week

@@ -22,7 +22,7 @@ import pytest
 from bulk_support import snapshot, write_jsonl, write_texts
 
 import tansaku
-from tansaku.doctor import check
+from tansaku.maintenance.doctor import check
 from tansaku.testing import HashEmbedder
 from tansaku.testing.fake_embedding_server import FakeEmbeddingServer
 

@@ -150,7 +150,7 @@ def test_interrupted_ingest_leaves_readable_collection_and_resumes(ts, notes, mo
             raise KeyboardInterrupt
         return real(self, tenant, points)
 
-    monkeypatch.setattr("tansaku.apply.BATCH", 1)
+    monkeypatch.setattr("tansaku.ingest.apply.BATCH", 1)
     monkeypatch.setenv("TANSAKU_CHECKPOINT_S", "0")  # publish after every batch
     monkeypatch.setattr(EdgeStore, "upsert", flaky)
     with pytest.raises(KeyboardInterrupt):

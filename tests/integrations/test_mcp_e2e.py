@@ -152,7 +152,7 @@ def test_a_plain_collection_is_answered_through_answer_question(tmp_path) -> Non
 
 def test_a_workspace_with_tables_serves_the_statistics_and_sql_tools(tmp_path) -> None:
     pytest.importorskip("duckdb")
-    from tansaku.tables import install_demo_tables
+    from tansaku.demo.tables import install_demo_tables
 
     home = tmp_path / "ws"
     install_demo_tables(home, now=date(2025, 12, 11))

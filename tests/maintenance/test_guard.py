@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 import tansaku
-from tansaku import generations
+from tansaku.backends.embedded import generations
 from tansaku.config import Axis, AxisMode, CollectionConfig
 from tansaku.embed import OpenAIEmbedder, RemoteOptions
 from tansaku.errors import EmbedderMismatch

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import tansaku
-from tansaku import generations
-from tansaku.migrate import needs_migration
+from tansaku.backends.embedded import generations
+from tansaku.backends.embedded.migrate import needs_migration
 from tansaku.testing import HashEmbedder
 
 from .conftest import run_cli

@@ -1,4 +1,5 @@
-"""``tansaku.reembed`` in one process: what it rewrites and what it keeps, searches of the old
+"""``tansaku.maintenance.reembed`` in one process: what it rewrites and what it keeps, searches of
+the old
 model during the run, a model of the same dimension (the copied record store), collections
 with nothing to re-embed."""
 
@@ -13,8 +14,8 @@ import pytest
 import tansaku
 from tansaku.config import Axis, AxisMode, CollectionConfig
 from tansaku.errors import CollectionNotFound, EmbedderMismatch
+from tansaku.maintenance.reembed import plan_reembed, reembed
 from tansaku.records import Record
-from tansaku.reembed import plan_reembed, reembed
 from tansaku.store.base import StoredPoint
 from tansaku.testing import HashEmbedder
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tansaku import generations
+from tansaku.backends.embedded import generations
 from tansaku.testing.fake_embedding_server import FakeEmbeddingServer
 
 from .conftest import REPORTS, model_env, run_cli

@@ -1,4 +1,5 @@
-"""``tansaku.reembed`` through the protocols on the Qdrant backend (``qdrant-client``'s local
+"""``tansaku.maintenance.reembed`` through the protocols on the Qdrant backend (``qdrant-client``'s
+local
 mode): a model of the same dimension is written in place (dump + upsert) and recorded with the
 commit; a new dimension, which needs a new vector space, is refused before anything changes."""
 
@@ -12,7 +13,7 @@ import pytest
 
 import tansaku
 from tansaku.errors import ConfigError, EmbedderMismatch
-from tansaku.reembed import reembed
+from tansaku.maintenance.reembed import reembed
 from tansaku.store.qdrant.settings import forget_shared_clients
 from tansaku.testing import HashEmbedder
 

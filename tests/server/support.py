@@ -48,7 +48,7 @@ def build_workspace(home: Path) -> tansaku.Tansaku:
     client.ingest_records(records(ALPHA_MANUALS), collection="manuals", team="alpha")
     client.ingest_records(records(BETA_MANUALS), collection="manuals", team="beta")
     client.ingest_records(records(BETA_SECRET), collection="secret", team="beta")
-    from tansaku.tables import install_demo_tables
+    from tansaku.demo.tables import install_demo_tables
 
     install_demo_tables(home, now=date(2025, 12, 11))
     return client

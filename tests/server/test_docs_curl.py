@@ -20,8 +20,8 @@ import pytest
 
 import tansaku
 from tansaku.demo.build import build_demo
+from tansaku.demo.tables import install_demo_tables
 from tansaku.server import ServerSettings, create_app
-from tansaku.tables import install_demo_tables
 from tansaku.testing import HashEmbedder
 from tansaku.text.dates import TOKYO
 

@@ -42,7 +42,7 @@ def test_total_is_cached_and_invalidated_by_writes(tmp_path):
 
 def test_large_writes_build_the_index_and_search_still_works(tmp_path, monkeypatch):
     import tansaku.store.edge as edge
-    from tansaku.testing.embedders import HashEmbedder
+    from tansaku.embed.hash import HashEmbedder
     from tansaku.testing.store_contract import q
 
     monkeypatch.setattr(edge, "_EXACT_BELOW", 3)
@@ -62,7 +62,7 @@ def test_large_writes_build_the_index_and_search_still_works(tmp_path, monkeypat
 def test_a_sole_team_searches_without_the_team_condition_but_never_returns_another_team(
     tmp_path,
 ):
-    from tansaku.testing.embedders import HashEmbedder
+    from tansaku.embed.hash import HashEmbedder
     from tansaku.testing.store_contract import q
 
     s = EdgeStore(tmp_path / "shard", dim=DIM)
@@ -94,8 +94,8 @@ def test_a_sole_team_searches_without_the_team_condition_but_never_returns_anoth
 def test_candidates_are_resolved_after_reopen_and_after_the_index_forgets(tmp_path):
     """Candidates come from ids + the candidate index; a reopened store (empty index) or one
     that forgot (bounded index) reads what it misses, with the same answer."""
+    from tansaku.embed.hash import HashEmbedder
     from tansaku.store.candidates import CandidateIndex
-    from tansaku.testing.embedders import HashEmbedder
 
     vec = HashEmbedder(DIM).embed_queries(["冷蔵庫の温度が高い"])[0]
     s = EdgeStore(tmp_path / "shard", dim=DIM)

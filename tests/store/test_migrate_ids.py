@@ -15,10 +15,10 @@ import pytest
 import qdrant_edge as qe
 
 import tansaku
-from tansaku import generations
+from tansaku.backends.embedded import generations
+from tansaku.backends.embedded.migrate import needs_migration
 from tansaku.collection import STATE_VERSION
-from tansaku.doctor import check
-from tansaku.migrate import needs_migration
+from tansaku.maintenance.doctor import check
 from tansaku.store.ids import point_id, unit_point_id
 from tansaku.testing import HashEmbedder
 

@@ -25,13 +25,13 @@ pytest.importorskip("qdrant_client")
 
 import tansaku
 from tansaku.backends import EmbeddedBackend, is_url
+from tansaku.backends.qdrant.backend import QdrantBackend
+from tansaku.backends.qdrant.registry import entry_id
 from tansaku.client import Tansaku
 from tansaku.config import Axis, AxisMode, CollectionConfig
-from tansaku.doctor import _bm25_mismatch
 from tansaku.errors import CollectionNotFound, ConfigError
+from tansaku.maintenance.doctor import _bm25_mismatch
 from tansaku.records import Record
-from tansaku.store.qdrant.backend import QdrantBackend
-from tansaku.store.qdrant.registry import entry_id
 from tansaku.store.qdrant.settings import QdrantSettings, forget_shared_clients
 from tansaku.testing import HashEmbedder
 

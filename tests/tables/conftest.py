@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tansaku.tables import TableDatabase, install_demo_tables, load_tables_config
+from tansaku.demo.tables import install_demo_tables
+from tansaku.tables import TableDatabase, load_tables_config
 
 
 @pytest.fixture(scope="session")

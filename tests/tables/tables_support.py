@@ -11,7 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tansaku.tables import install_demo_tables, load_tables_config, write_tables_config
+from tansaku.demo.tables import install_demo_tables
+from tansaku.tables import load_tables_config, write_tables_config
 
 TANSAKU = [sys.executable, "-m", "tansaku.cli.main"]
 

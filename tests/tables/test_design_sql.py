@@ -16,11 +16,11 @@ from tables_support import tansaku
 from typer.testing import CliRunner
 
 import tansaku as tansaku_lib
+from tansaku.demo.tables import install_demo_tables
 from tansaku.tables import (
     QueryRejected,
     TableDatabase,
     check_sql,
-    install_demo_tables,
     load_tables_config,
     sql_tool,
     write_tables_config,

@@ -13,11 +13,11 @@ from tables_support import demo_workspace
 from typer.testing import CliRunner
 
 from tansaku.cli.main import app
+from tansaku.demo.tables import demo_tables_config
 from tansaku.errors import ConfigError, LoadError
 from tansaku.tables import (
     ColumnType,
     TableDatabase,
-    demo_tables_config,
     load_tables_config,
     sql_tool,
 )

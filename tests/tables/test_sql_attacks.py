@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from tansaku.demo.tables import install_demo_tables
 from tansaku.tables import (
     QueryFailed,
     SqlFailed,
     SqlRejected,
     TableDatabase,
     all_tables_tool,
-    install_demo_tables,
     load_tables_config,
     sql_tool,
 )

@@ -11,13 +11,13 @@ import typer
 from typer.testing import CliRunner
 
 from tansaku.cli.tables import register
+from tansaku.demo.tables import install_demo_tables
 from tansaku.tables import (
     StoreScope,
     all_tables_tool,
     compare_periods,
     get_claim_statistics,
     get_sales_trend,
-    install_demo_tables,
     load_tables_config,
     sql_tool,
     write_tables_config,

@@ -10,14 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from tansaku.demo.tables import demo_tables_config, install_demo_tables
 from tansaku.errors import ConfigError, LoadError, MissingExtra
 from tansaku.tables import (
     ColumnType,
     TableDatabase,
     TablesConfig,
     check_sql,
-    demo_tables_config,
-    install_demo_tables,
     load_tables_config,
     write_tables_config,
 )

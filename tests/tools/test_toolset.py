@@ -161,7 +161,8 @@ def test_time_and_collections(tools, ts) -> None:
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory):
     pytest.importorskip("duckdb")
-    from tansaku.tables import TableDatabase, install_demo_tables, load_tables_config
+    from tansaku.demo.tables import install_demo_tables
+    from tansaku.tables import TableDatabase, load_tables_config
 
     home = tmp_path_factory.mktemp("tables")
     install_demo_tables(home)  # the demo's daily reports for 2025-12-11

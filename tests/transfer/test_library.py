@@ -16,10 +16,10 @@ import pytest
 
 import tansaku
 from tansaku.config import Axis, AxisMode, CollectionConfig
+from tansaku.embed.hash import HashEmbedder
 from tansaku.records import Record
 from tansaku.store.base import StoredPoint
 from tansaku.store.sparse import SparseVec
-from tansaku.testing.embedders import HashEmbedder
 from tansaku.transfer import (
     FORMAT_VERSION,
     Manifest,

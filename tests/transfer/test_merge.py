@@ -11,9 +11,9 @@ import pytest
 
 import tansaku
 from tansaku.config import Axis, AxisMode, CollectionConfig
+from tansaku.embed.hash import HashEmbedder
 from tansaku.errors import CollectionNotFound, InvalidRequest
 from tansaku.records import Record
-from tansaku.testing.embedders import HashEmbedder
 from tansaku.transfer.merge import Conflict, merge_collections
 
 DIM = 16

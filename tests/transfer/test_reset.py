@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import tansaku
+from tansaku.embed.hash import HashEmbedder
 from tansaku.errors import ConfigError
 from tansaku.records import Record
-from tansaku.testing.embedders import HashEmbedder
 from tansaku.transfer.reset import reset_team
 
 

@@ -41,7 +41,7 @@ def build_workspace(home: Path) -> None:
     HTML payload, and the demo tables."""
     from tansaku.demo.paths import examples_dir
     from tansaku.demo.reports import generate, write_reports_jsonl
-    from tansaku.tables import install_demo_tables
+    from tansaku.demo.tables import install_demo_tables
 
     ex = examples_dir()
     client = tansaku.connect(home, embedder=HashEmbedder(32))

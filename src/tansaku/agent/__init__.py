@@ -33,7 +33,7 @@ from tansaku.tools import toolset
 from tansaku.workspace import DEFAULT_TEAM
 
 if TYPE_CHECKING:
-    from tansaku.appdb.chat_history import StoredConversations
+    from tansaku.agent.history import StoredConversations
     from tansaku.client import Tansaku
 
 HISTORY_TURNS = 10
@@ -56,7 +56,7 @@ def unanswered_log(client: Tansaku) -> UnansweredLog:
 def conversations(client: Tansaku) -> StoredConversations:
     """The workspace's conversations, stored in appdb (those of the legacy ``appdb.sqlite``
     are copied in once, keeping their ids)."""
-    from tansaku.appdb.chat_history import StoredConversations as Stored
+    from tansaku.agent.history import StoredConversations as Stored
 
     return Stored(client.workspace.home / "appdb.sqlite")
 

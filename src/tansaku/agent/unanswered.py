@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tansaku.agent._appdb_handle import AppDBHandle
+from tansaku.appdb.handle import AppDBHandle
 
 if TYPE_CHECKING:
     from tansaku.appdb import AppDB

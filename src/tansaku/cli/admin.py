@@ -171,7 +171,7 @@ def doctor(
     home: HomeOpt = None,
 ) -> None:
     """ワークスペースの整合性(世代・BM25 統計・文単位の件数)を確かめ、--fix で修復する。"""
-    from tansaku.doctor import check
+    from tansaku.maintenance.doctor import check
 
     try:
         with connect(home, create=False) as ts:

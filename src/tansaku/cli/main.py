@@ -339,8 +339,8 @@ def search(
     home: HomeOpt = None,
 ) -> None:
     """コレクションをハイブリッド検索する(BM25 + ベクトル、同義語・相対日付・クエリ展開つき)。"""
+    from tansaku.backends.embedded.views import team_has_records
     from tansaku.store.base import Filter
-    from tansaku.views import team_has_records
 
     if not query.strip():
         raise fail("検索クエリが空です", 2)

@@ -1,6 +1,6 @@
 """Keeping collections current: ``tansaku migrate`` (the on-disk layout) and ``tansaku
-reembed`` (the embedding model). Thin adapters over ``tansaku.migrate`` and
-``tansaku.reembed``."""
+reembed`` (the embedding model). Thin adapters over ``tansaku.backends.embedded.migrate`` and
+``tansaku.maintenance.reembed``."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from tansaku.cli.common import (
 from tansaku.errors import TansakuError, WorkspaceNotFound
 
 if TYPE_CHECKING:
-    from tansaku.reembed import ProgressFn
+    from tansaku.maintenance.reembed import ProgressFn
 
 T = TypeVar("T")
 
@@ -52,7 +52,7 @@ def migrate(
 
     移行が終わって新しい世代が確定するまで、元のデータはバックアップとして残る。
     --check は何も変えずに移行の要否だけを調べる(スクリプト向け: 必要なら終了コード 1)。"""
-    from tansaku.migrate import STATE_VERSION, migrate_workspace, pending
+    from tansaku.backends.embedded.migrate import STATE_VERSION, migrate_workspace, pending
     from tansaku.workspace import Workspace
 
     ws = Workspace.from_env(home)
@@ -121,8 +121,8 @@ def reembed(
     書き込みは新しい世代に行い、最後に一度に確定する: 実行中も元のモデルでの検索は続けられ、
     途中で止まっても(kill -9 でも)元のコレクションはそのまま。もう一度実行すれば、
     埋め込み済みの分はキャッシュから読むので二度は埋め込まない。"""
-    from tansaku.reembed import plan_reembed
-    from tansaku.reembed import reembed as run
+    from tansaku.maintenance.reembed import plan_reembed
+    from tansaku.maintenance.reembed import reembed as run
 
     del embedder_from_config  # the configuration is the only source of the model for now
     try:

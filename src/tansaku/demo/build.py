@@ -178,7 +178,7 @@ def install_tables(home: Path, *, now: datetime | date | None = None) -> list[st
     """Register the demo tables (daily reports for the day of ``now``, default the day recorded
     by :func:`build_demo`) when the ``tables`` extra is installed; else return []."""
     try:
-        from tansaku.tables import install_demo_tables
+        from tansaku.demo.tables import install_demo_tables
 
         return install_demo_tables(home, now=now)
     except ImportError:

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from tansaku.embed.base import Embedder
-from tansaku.embed.guard import tag_model
+from tansaku.embed.vectors import tag_model
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
@@ -141,7 +141,7 @@ class CachedEmbedder:
             self._store("passage", [text_key(t) for t in texts], np.stack(list(vectors)))
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """Query vectors tagged with the model's name (``tansaku.embed.guard``: a collection
+        """Query vectors tagged with the model's name (``tansaku.collection.guard``: a collection
         refuses query vectors of another model)."""
         batch = getattr(self.inner, "call_size", None) or 64
         return tag_model(

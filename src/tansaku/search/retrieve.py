@@ -15,8 +15,8 @@ from operator import itemgetter
 import numpy as np
 
 from tansaku.collection import Collection
+from tansaku.collection.guard import check_query
 from tansaku.config import Axis, AxisMode, FusionConfig, FusionMethod
-from tansaku.embed.guard import check_query
 from tansaku.search.fusion import Run, linear_fusion, rrf_fusion
 from tansaku.search.types import AxisScore, Hit
 from tansaku.store.base import Filter, ScoredRecord

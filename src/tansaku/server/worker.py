@@ -13,7 +13,7 @@ server's): when the cores are busy the searches go first. It stops cleanly on ``
 (the collection's writer discards what it had not committed; the lock is released) and exits
 by itself when the server is gone. Killed any other
 way (``kill -9``, out of memory) it leaves the collection at its last commit: writers publish
-whole generations only (``tansaku.generations``).
+whole generations only (``tansaku.backends.embedded.generations``).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ blake2b(team, record id, unit number). What an id names therefore never changes,
 computes the same ids (Qdrant accepts unsigned 64-bit integers), and a search handles plain
 ints: an engine hands back ``int`` ids in ~0.3 µs where a UUID id costs ~1.7 µs to build, and
 hashing and comparing ints runs no Python code (layout version 2; version 1 used UUIDv5,
-``tansaku.migrate`` converts).
+``tansaku.backends.embedded.migrate`` converts).
 
 Collisions: at a million points of one collection the chance that any two ids collide is
 ~3·10⁻⁸ (birthday bound, 2⁶⁴ ids); every read checks the payload's team and record id.

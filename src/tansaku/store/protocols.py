@@ -3,7 +3,8 @@
 A backend implements, per collection, a :class:`RecordStore` (the records: BM25 sparse and dense
 vectors, payloads) and a :class:`UnitIndex` (the sentence units of ``bigram`` axes, with their
 own IDF statistics), and hands them out through a :class:`CollectionStorage` — the embedded
-default as the shards of one generation folder (``tansaku.handles``), a Qdrant server as its
+default as the shards of one generation folder (``tansaku.backends.embedded.handles``), a Qdrant
+server as its
 collections. Nothing outside ``tansaku.store`` names an engine class. Every method takes the
 tenant (team) and adds its condition inside the store, so no caller can forget it.
 

@@ -33,7 +33,8 @@ def open_shard(
     read_only: bool = False,
 ) -> tuple[qe.EdgeShard, bool]:
     """Load the shard in ``path``, or create it with ``config`` (``wal_enabled=False``: a
-    generation is written by one process and committed whole, see ``tansaku.generations``)
+    generation is written by one process and committed whole, see
+    ``tansaku.backends.embedded.generations``)
     and the payload indexes (``tenant`` as the tenant key, ``keywords``, ``date_int``).
     ``read_only``: never create. Returns (shard, created)."""
     if (path / "edge_config.json").exists() or (path / "segments").exists():

@@ -22,7 +22,6 @@ from tansaku.tables.analytics import (
 )
 from tansaku.tables.breakdown import ClaimBreakdown, get_claim_breakdown
 from tansaku.tables.compare import Metric, PeriodComparison, compare_periods
-from tansaku.tables.demo import demo_tables_config, install_demo_tables
 from tansaku.tables.infer import InferredTable, infer_table
 from tansaku.tables.period import AnalyticsError, Period, StoreScope, resolve_period
 from tansaku.tables.register import add_table
@@ -76,13 +75,11 @@ __all__ = [
     "all_tables_tool",
     "check_sql",
     "compare_periods",
-    "demo_tables_config",
     "get_cash_difference_analysis",
     "get_claim_breakdown",
     "get_claim_statistics",
     "get_sales_trend",
     "infer_table",
-    "install_demo_tables",
     "load_tables_config",
     "open_tables",
     "request_reload",

@@ -3,8 +3,8 @@ a local fake rerank server speaking Cohere's, TEI's and the Jina/Infinity/vLLM p
 local fake chat-model servers (OpenAI chat-completions, Gemini) answering from a script, and an
 in-process scripted chat model (:class:`ScriptedChatModel`)."""
 
+from tansaku.embed.hash import HashEmbedder
 from tansaku.testing._fake_llm import ChatTurn, Reply, ScriptedCall
-from tansaku.testing.embedders import HashEmbedder
 from tansaku.testing.fake_gemini_server import FakeGeminiServer
 from tansaku.testing.fake_openai_server import FakeOpenAIServer
 from tansaku.testing.fake_rerank_server import FakeRerankServer

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tansaku.agent.models.base import ChatResponse, Message, TextCallback, ToolCall
-from tansaku.tools.spec import ToolSpec
+from tansaku.agent.models.base import BaseChatModel, ChatCall, ChatResponse, Message, ToolCall
 
 __all__ = ["ChatRequest", "ScriptedChatModel", "Step", "call", "say"]
 
@@ -78,7 +77,7 @@ def _response(reply: Reply) -> ChatResponse:
 
 
 @dataclass
-class ScriptedChatModel:
+class ScriptedChatModel(BaseChatModel):
     """Replies from ``steps`` in order (an exhausted script is an AssertionError naming the
     request), or from ``reply(request)`` for every request. Thread-safe."""
 
@@ -94,18 +93,11 @@ class ScriptedChatModel:
     def name(self) -> str:
         return self.model_name
 
-    def chat(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[ToolSpec] = (),
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        timeout: float | None = None,
-        json_schema: dict[str, Any] | None = None,
-        on_text: TextCallback | None = None,
-    ) -> ChatResponse:
-        request = ChatRequest(tuple(messages), tuple(t.name for t in tools), timeout, json_schema)
+    def complete(self, call: ChatCall) -> ChatResponse:
+        on_text = call.on_text
+        request = ChatRequest(
+            call.messages, tuple(t.name for t in call.tools), call.timeout, call.json_schema
+        )
         with self._lock:
             self.requests.append(request)
             if self.reply is None and not self.steps:
@@ -125,3 +117,6 @@ class ScriptedChatModel:
         if on_text is not None and reply.content:
             on_text(reply.content)
         return reply
+
+    def failure(self, exc: Exception, call: ChatCall) -> Exception:
+        return exc  # a scripted failure reaches the caller as it was written

@@ -16,11 +16,11 @@ from datetime import date
 import numpy as np
 import pytest
 
+from tansaku.embed.hash import HashEmbedder
 from tansaku.records import Record, record_id
 from tansaku.store.base import Filter, StoredPoint
 from tansaku.store.protocols import RecordStore as Store
 from tansaku.store.sparse import SparseVec, doc_vector, query_vector
-from tansaku.testing.embedders import HashEmbedder
 
 DOCS = [
     ("r1", "body", "お客様から料理の温度が低いとのクレームがありました", "2025-12-10", "新宿店"),

@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
+from tansaku.collection.stats import CollectionState
 from tansaku.config import CollectionConfig, config_from_dict
 from tansaku.errors import ConfigError
-from tansaku.stats import CollectionState
 from tansaku.store.base import StoredPoint
 from tansaku.transfer.format import (
     CONFIG,

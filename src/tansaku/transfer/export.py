@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING
 
 from tansaku import __version__
 from tansaku.collection import dump_toml
-from tansaku.migrate import recount_bm25
-from tansaku.stats import CollectionState
+from tansaku.collection.stats import CollectionState, recount_bm25
 from tansaku.transfer.format import (
     CONFIG,
     MANIFEST,

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tansaku.collection import Collection
+from tansaku.collection.stats import STATE_VERSION, CollectionState, FieldStats
 from tansaku.config import AxisMode, CollectionConfig
 from tansaku.errors import TansakuError
-from tansaku.stats import STATE_VERSION, CollectionState, FieldStats
 from tansaku.transfer.archive import Archive
 from tansaku.transfer.format import Manifest, TransferError
 from tansaku.workspace import validate_name

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 from tansaku.agent.models.base import (
+    CallbackFailed,
     ModelError,
     ModelRateLimited,
     ModelTimeout,
@@ -27,11 +28,6 @@ def public_endpoint(url: str) -> str:
     if parts.port:
         host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", "")) or url
-
-
-class CallbackFailed(Exception):
-    """``on_text`` raised: its exception (the cause) is the caller's, not the provider's, and
-    ``chat`` re-raises it as it was."""
 
 
 def forward_text(on_text: TextCallback | None, text: str) -> None:

@@ -9,6 +9,7 @@ Every provider (OpenAI-compatible servers, Gemini, a local llama.cpp model) impl
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -122,3 +123,65 @@ class ChatModel(Protocol):
         streams text deltas (the provider streams when it is given). Raises :class:`ModelError`
         subclasses, never a provider SDK's own exception."""
         ...
+
+
+class CallbackFailed(Exception):
+    """``on_text`` raised: its exception (the cause) is the caller's, not the provider's, and
+    ``chat`` re-raises it as it was."""
+
+
+@dataclass(frozen=True)
+class ChatCall:
+    """One :meth:`ChatModel.chat` request, as :meth:`BaseChatModel.complete` receives it."""
+
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    temperature: float | None = None
+    max_tokens: int | None = None
+    timeout: float | None = None
+    json_schema: dict[str, Any] | None = None
+    on_text: TextCallback | None = None
+
+
+class BaseChatModel(ABC):
+    """The base of every :class:`ChatModel`: :meth:`chat`'s signature and its error contract
+    written once. A model implements :meth:`complete` (and ``name``); :meth:`failure` turns what
+    the provider's SDK raised into a :class:`ModelError` (a model overrides it to name its
+    endpoint), an ``on_text`` failure is re-raised as the caller's own exception."""
+
+    @property
+    def name(self) -> str:
+        """``provider:model`` — what ``ask --json`` reports as ``model``."""
+        return type(self).__name__
+
+    def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolSpec] = (),
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        timeout: float | None = None,
+        json_schema: dict[str, Any] | None = None,
+        on_text: TextCallback | None = None,
+    ) -> ChatResponse:
+        """See :meth:`ChatModel.chat`."""
+        call = ChatCall(
+            tuple(messages), tuple(tools), temperature, max_tokens, timeout, json_schema, on_text
+        )
+        try:
+            return self.complete(call)
+        except ModelError:
+            raise
+        except CallbackFailed as failed:
+            raise failed.__cause__ from None  # type: ignore[misc]
+        except Exception as exc:
+            raise self.failure(exc, call) from None
+
+    @abstractmethod
+    def complete(self, call: ChatCall) -> ChatResponse:
+        """One completion of ``call`` (may raise anything: :meth:`chat` translates it)."""
+
+    def failure(self, exc: Exception, call: ChatCall) -> Exception:
+        """What :meth:`chat` raises for ``exc`` (by default a :class:`ModelError` naming it)."""
+        return ModelError(f"チャットモデル {self.name} が失敗しました: {type(exc).__name__}: {exc}")

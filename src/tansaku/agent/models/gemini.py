@@ -21,8 +21,10 @@ import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from tansaku.agent.models._errors import CallbackFailed, Endpoint, forward_text
+from tansaku.agent.models._errors import Endpoint, forward_text
 from tansaku.agent.models.base import (
+    BaseChatModel,
+    ChatCall,
     ChatResponse,
     FinishReason,
     Message,
@@ -192,7 +194,7 @@ def _transient() -> tuple[type[BaseException], ...]:
     return tuple(out)
 
 
-class GeminiChatModel:
+class GeminiChatModel(BaseChatModel):
     """A Gemini model (Gemini API; ``base_url`` for a proxy or the fake server)."""
 
     def __init__(
@@ -244,51 +246,42 @@ class GeminiChatModel:
     def __repr__(self) -> str:
         return f"GeminiChatModel({self.name!r}, base_url={self._endpoint.url!r})"
 
-    def chat(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[ToolSpec] = (),
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        timeout: float | None = None,
-        json_schema: dict[str, Any] | None = None,
-        on_text: TextCallback | None = None,
-    ) -> ChatResponse:
+    def complete(self, call: ChatCall) -> ChatResponse:
+        limit = self._limit(call)
+        system, contents = to_gemini_contents(call.messages)
+        config = self._config(
+            system, call.tools, call.temperature, call.max_tokens, call.json_schema, limit
+        )
+        collector = _Collector(call.on_text)
+        if call.on_text is None:
+            collector.add(
+                self._client.models.generate_content(
+                    model=self.model, contents=contents, config=config
+                )
+            )
+        else:
+            deadline = time.monotonic() + limit
+            for chunk in self._client.models.generate_content_stream(
+                model=self.model, contents=contents, config=config
+            ):
+                collector.add(chunk)
+                if time.monotonic() > deadline:
+                    raise self._endpoint.timeout(limit)
+        return collector.response(self.model)
+
+    def _limit(self, call: ChatCall) -> float:
+        return call.timeout if call.timeout is not None else self.timeout
+
+    def failure(self, exc: Exception, call: ChatCall) -> Exception:
         from google.genai import errors
 
-        limit = timeout if timeout is not None else self.timeout
-        try:
-            system, contents = to_gemini_contents(messages)
-            config = self._config(system, tools, temperature, max_tokens, json_schema, limit)
-            collector = _Collector(on_text)
-            if on_text is None:
-                collector.add(
-                    self._client.models.generate_content(
-                        model=self.model, contents=contents, config=config
-                    )
-                )
-            else:
-                deadline = time.monotonic() + limit
-                for chunk in self._client.models.generate_content_stream(
-                    model=self.model, contents=contents, config=config
-                ):
-                    collector.add(chunk)
-                    if time.monotonic() > deadline:
-                        raise self._endpoint.timeout(limit)
-            return collector.response(self.model)
-        except ModelError:
-            raise
-        except CallbackFailed as failed:
-            raise failed.__cause__ from None  # type: ignore[misc]
-        except errors.APIError as exc:
-            raise self._api_error(exc) from None
-        except _transient() as exc:
+        if isinstance(exc, errors.APIError):
+            return self._api_error(exc)
+        if isinstance(exc, _transient()):
             if "Timeout" in type(exc).__name__:
-                raise self._endpoint.timeout(limit) from None
-            raise self._endpoint.unreachable(f"{type(exc).__name__}: {exc}") from None
-        except Exception as exc:
-            raise self._endpoint.bad_response(f"{type(exc).__name__}: {exc}") from None
+                return self._endpoint.timeout(self._limit(call))
+            return self._endpoint.unreachable(f"{type(exc).__name__}: {exc}")
+        return self._endpoint.bad_response(f"{type(exc).__name__}: {exc}")
 
     def _config(
         self,

@@ -27,10 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 from tansaku.agent.models._errors import Endpoint
 from tansaku.agent.models.base import (
+    BaseChatModel,
+    ChatCall,
     ChatResponse,
     FinishReason,
     Message,
-    TextCallback,
     ToolCall,
 )
 from tansaku.errors import ConfigError, MissingExtra
@@ -177,7 +178,7 @@ def parse_action(text: str, finish: FinishReason) -> ChatResponse:
     return ChatResponse(tool_calls=(call,), finish_reason="tool_calls")
 
 
-class LlamaCppChatModel:
+class LlamaCppChatModel(BaseChatModel):
     """A GGUF model in this process. Loaded on first use (:meth:`warm_up` to load earlier);
     one generation at a time (a lock), so it is safe to share between threads."""
 
@@ -219,6 +220,9 @@ class LlamaCppChatModel:
         with self._lock:
             self._load()
 
+    def failure(self, exc: Exception, call: ChatCall) -> Exception:
+        return self._endpoint.bad_response(f"{type(exc).__name__}: {exc}")
+
     def _load(self) -> Any:
         if self._llm is None:
             from llama_cpp import Llama
@@ -235,17 +239,10 @@ class LlamaCppChatModel:
                 raise self._endpoint.unreachable(f"読み込めません: {exc}") from None
         return self._llm
 
-    def chat(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[ToolSpec] = (),
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        timeout: float | None = None,
-        json_schema: dict[str, Any] | None = None,
-        on_text: TextCallback | None = None,
-    ) -> ChatResponse:
+    def complete(self, call: ChatCall) -> ChatResponse:
+        messages, tools, on_text = call.messages, call.tools, call.on_text
+        temperature, max_tokens, timeout = call.temperature, call.max_tokens, call.timeout
+        json_schema = call.json_schema
         final = not self.tool_first or observed(messages)
         schema = action_schema(tools, final=final) if tools else json_schema
         fmt = {"type": "json_object", "schema": schema} if schema is not None else None

@@ -18,8 +18,10 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from tansaku.agent.models._errors import CallbackFailed, Endpoint, forward_text
+from tansaku.agent.models._errors import Endpoint, forward_text
 from tansaku.agent.models.base import (
+    BaseChatModel,
+    ChatCall,
     ChatResponse,
     FinishReason,
     Message,
@@ -30,7 +32,7 @@ from tansaku.agent.models.base import (
 from tansaku.errors import MissingExtra
 
 if TYPE_CHECKING:
-    from tansaku.tools.spec import ToolSpec
+    pass
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_RETRIES = 2
@@ -165,7 +167,7 @@ def _reply(
     )
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(BaseChatModel):
     """A chat model behind an OpenAI-compatible ``/v1/chat/completions`` endpoint."""
 
     def __init__(
@@ -206,38 +208,31 @@ class OpenAIChatModel:
     def __repr__(self) -> str:
         return f"OpenAIChatModel({self.name!r}, base_url={self._endpoint.url!r})"
 
-    def chat(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[ToolSpec] = (),
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        timeout: float | None = None,
-        json_schema: dict[str, Any] | None = None,
-        on_text: TextCallback | None = None,
-    ) -> ChatResponse:
-        kwargs: dict[str, Any] = {"model": self.model, "messages": to_openai_messages(messages)}
-        if tools:
-            kwargs["tools"] = [t.to_openai() for t in tools]
-        temp = temperature if temperature is not None else self.temperature
+    def complete(self, call: ChatCall) -> ChatResponse:
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": to_openai_messages(call.messages),
+        }
+        if call.tools:
+            kwargs["tools"] = [t.to_openai() for t in call.tools]
+        temp = call.temperature if call.temperature is not None else self.temperature
         if temp is not None:
             kwargs["temperature"] = temp
-        if max_tokens is not None:
-            kwargs["max_completion_tokens" if self._official else "max_tokens"] = max_tokens
-        if json_schema is not None:
-            kwargs["response_format"] = response_format(json_schema)
-        limit = timeout if timeout is not None else self.timeout
-        try:
-            if on_text is None:
-                return self._complete(kwargs, limit)
-            return self._stream(kwargs, limit, on_text)
-        except ModelError:
-            raise
-        except CallbackFailed as failed:
-            raise failed.__cause__ from None  # type: ignore[misc]
-        except Exception as exc:
-            raise self._error(exc, limit) from None
+        if call.max_tokens is not None:
+            key = "max_completion_tokens" if self._official else "max_tokens"
+            kwargs[key] = call.max_tokens
+        if call.json_schema is not None:
+            kwargs["response_format"] = response_format(call.json_schema)
+        limit = self._limit(call)
+        if call.on_text is None:
+            return self._complete(kwargs, limit)
+        return self._stream(kwargs, limit, call.on_text)
+
+    def _limit(self, call: ChatCall) -> float:
+        return call.timeout if call.timeout is not None else self.timeout
+
+    def failure(self, exc: Exception, call: ChatCall) -> Exception:
+        return self._error(exc, self._limit(call))
 
     def _complete(self, kwargs: dict[str, Any], limit: float) -> ChatResponse:
         completion = self._client.chat.completions.create(**kwargs, timeout=limit)

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
+from tansaku.backends.embedded.views import list_infos
 from tansaku.client import CollectionInfo
 from tansaku.config import CollectionConfig, config_from_dict
 from tansaku.errors import ConfigError
@@ -23,7 +24,6 @@ from tansaku.server.responses import WRITE, documented
 from tansaku.server.responses.collections import (
     CollectionConfig as ConfigResponse,
 )
-from tansaku.server.responses.collections import (
     CollectionDeleted,
     CollectionList,
     CollectionMerged,
@@ -36,7 +36,6 @@ from tansaku.server.schemas import CollectionBody, MergeBody, ResetBody
 from tansaku.server.state import AppState, StateDep, TeamDep
 from tansaku.transfer.merge import merge_collections
 from tansaku.transfer.reset import reset_team
-from tansaku.views import list_infos
 from tansaku.workspace import validate_name
 
 router = APIRouter(tags=["コレクション"])

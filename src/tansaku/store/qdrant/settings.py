@@ -44,7 +44,7 @@ _KEYS = (
     "quantization",
     "timeout_s",
 )
-RESERVED = "meta"  # {prefix}meta: the registry of collections (tansaku.store.qdrant.registry)
+RESERVED = "meta"  # {prefix}meta: the registry of collections (tansaku.backends.qdrant.registry)
 SEPARATOR = "__"  # before a suffix: {prefix}{name}__units
 QUANTIZATIONS = (None, "int8")
 _PREFIX = re.compile(r"[A-Za-z0-9_-]{0,64}")

@@ -5,7 +5,7 @@ and embeds what changed, writes records and sentence units a batch at a time, mo
 length statistics with each batch (every commit's statistics describe exactly the records it
 holds), re-encodes fields whose average length drifted, and builds the search index after a
 large write. A long apply checkpoints: between batches, at least every ``checkpoint_every``
-seconds, it commits what it wrote (``tansaku.writer``).
+seconds, it commits what it wrote (``tansaku.backends.embedded.writer``).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from tansaku.collection import REWEIGHT_DRIFT, Collection
+from tansaku.collection.guard import check_ingest
 from tansaku.embed.cache import CachedEmbedder
-from tansaku.embed.guard import check_ingest
 from tansaku.faults import crashpoint
 from tansaku.ingest.plan import IngestPlan
 from tansaku.records import Record

@@ -1,4 +1,5 @@
-"""A real, deterministic :class:`~tansaku.embed.base.Embedder` for tests: hashed char n-grams.
+"""A real, deterministic :class:`~tansaku.embed.base.Embedder` for tests and CI (embedder
+``provider = "hash"``): hashed char n-grams.
 
 It is not a language model, but texts sharing characters get similar vectors, which is enough
 to exercise every code path that handles vectors without loading a model.

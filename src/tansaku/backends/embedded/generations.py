@@ -11,7 +11,8 @@ one::
                               state.json (BM25 statistics, manifest), .readers
 
 A committed generation is never written again. A writer (ingest, delete, repair) takes the
-collection's :class:`~tansaku.locks.WriterLock`, copies the committed generation to a new one,
+collection's :class:`~tansaku.backends.locks.WriterLock`, copies the committed generation to a new
+one,
 writes there, flushes, closes and *settles* it (opens and closes each shard once, so that loading
 it changes no file), then replaces ``CURRENT`` in one atomic rename. Readers — any number of
 threads and processes — open the generation ``CURRENT`` names, read-only (the shards are created
@@ -32,13 +33,12 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
-from tansaku.locks import try_exclusive
+from tansaku.backends.locks import try_exclusive
 
 GENS = "gens"
 CURRENT = "CURRENT"
 READERS = ".readers"
 WRITE_LOCK = "write.lock"
-STATE = "state.json"
 _GEN_RE = re.compile(r"^g(\d{6,})$")
 TRASH = ".trash-"
 

@@ -1,5 +1,6 @@
 """Read-only views of collections: what a view depends on, opening one on the committed
-generation, and the lease it holds (see ``tansaku.generations`` and ``tansaku.handles``); the
+generation, and the lease it holds (see ``tansaku.backends.embedded.generations`` and
+``tansaku.backends.embedded.handles``); the
 listing of collections built from views, which leaves out a collection another process removes
 while it is being read."""
 
@@ -12,15 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tansaku import generations, handles
+from tansaku.backends.embedded import generations, handles
+from tansaku.backends.embedded.migrate import needs_migration
+from tansaku.backends.embedded.writer import writing
 from tansaku.collection import Collection, CollectionState, read_config, read_state
 from tansaku.config import CollectionConfig
 from tansaku.errors import CollectionNotFound, StorageError
-from tansaku.migrate import needs_migration
 from tansaku.workspace import Workspace
-from tansaku.writer import writing
 
-log = logging.getLogger("tansaku.views")
+log = logging.getLogger("tansaku.backends.embedded.views")
 T = TypeVar("T")
 ATTEMPTS = 3
 
@@ -37,7 +38,7 @@ def fingerprint(col_dir: Path, name: str, ws: Workspace) -> tuple[str, int]:
 
 def open_view(ws: Workspace, name: str) -> Collection:
     """A view of the committed generation (migrating a collection of an earlier layout
-    first, see ``tansaku.migrate``)."""
+    first, see ``tansaku.backends.embedded.migrate``)."""
     col_dir = ws.collection_dir(name)
     if needs_migration(col_dir):
         with writing(ws, name, lazy=True):  # migrates under the writer lock; nothing more

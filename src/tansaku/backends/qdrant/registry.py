@@ -25,9 +25,9 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tansaku.collection.stats import CollectionState
 from tansaku.config import CollectionConfig, config_from_dict
 from tansaku.errors import StorageError
-from tansaku.stats import CollectionState
 
 if TYPE_CHECKING:
     from qdrant_client import QdrantClient

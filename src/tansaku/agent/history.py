@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
-from tansaku.agent._appdb_handle import AppDBHandle
 from tansaku.appdb.errors import NotFound
+from tansaku.appdb.handle import AppDBHandle
 from tansaku.appdb.models import Feedback, Message
 
 if TYPE_CHECKING:

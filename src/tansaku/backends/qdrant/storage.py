@@ -2,7 +2,7 @@
 unit collections handed out through :class:`QdrantStorage` (the server backend's
 :class:`~tansaku.store.protocols.CollectionStorage`), and, for a writer, the log of the teams it
 has touched since its last commit — each team's first write marks the registry entry dirty
-before it happens (see :mod:`tansaku.store.qdrant.backend`).
+before it happens (see :mod:`tansaku.backends.qdrant.backend`).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from tansaku.backends.qdrant.registry import Registry
 from tansaku.collection import Collection
 from tansaku.config import CollectionConfig
 from tansaku.errors import StorageError
@@ -18,12 +19,11 @@ from tansaku.faults import crashpoint
 from tansaku.records import Record
 from tansaku.store.base import StoredPoint
 from tansaku.store.qdrant.records import QdrantRecordStore
-from tansaku.store.qdrant.registry import Registry
 from tansaku.store.qdrant.units import QdrantUnitIndex
 from tansaku.store.sparse import SparseVec
 
 if TYPE_CHECKING:
-    from tansaku.store.qdrant.backend import QdrantBackend
+    from tansaku.backends.qdrant.backend import QdrantBackend
 
 
 class WriteLog:
@@ -162,7 +162,8 @@ class QdrantStorage:
             return self._units
 
     def commit(self, col: Collection, *, keep_writing: bool = False) -> None:
-        """Publish the writer's statistics and config (``tansaku.writer.commit`` hands a
+        """Publish the writer's statistics and config (``tansaku.backends.embedded.writer.commit``
+        hands a
         collection stored here to this method). The records are already on the server."""
         if self.write_log is None:
             raise ValueError("commit needs a writer's collection")

@@ -4,7 +4,8 @@ A backend opens collections — read-only views of the last commit, writers that
 hands each :class:`~tansaku.collection.Collection` its storage
 (:class:`~tansaku.store.protocols.CollectionStorage`); the collection never builds one. The
 embedded default keeps every collection in the workspace folder as generations of qdrant-edge
-shards (``tansaku.generations``). The workspace folder (embedding cache, logs, tables) is local
+shards (``tansaku.backends.embedded.generations``). The workspace folder (embedding cache, logs,
+tables) is local
 whatever the backend.
 """
 
@@ -18,13 +19,13 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlparse
 
-from tansaku import views
+from tansaku.backends.embedded import views
+from tansaku.backends.embedded.writer import remove_collection, writing
+from tansaku.backends.locks import WaitFn
 from tansaku.collection import Collection
 from tansaku.config import CollectionConfig
 from tansaku.errors import ConfigError
-from tansaku.locks import WaitFn
 from tansaku.workspace import Workspace
-from tansaku.writer import remove_collection, writing
 
 
 class Backend(Protocol):
@@ -189,7 +190,7 @@ def _qdrant(url: str, workspace: Workspace, *, api_key: str | None = None) -> Ba
         import_qdrant_client()
     except MissingExtra as exc:  # a setting to fix, like a wrong URL: the message says how
         raise ConfigError(str(exc)) from exc
-    from tansaku.store.qdrant.backend import open_backend
+    from tansaku.backends.qdrant.backend import open_backend
 
     return open_backend(url, workspace, api_key=api_key)
 

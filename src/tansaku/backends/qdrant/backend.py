@@ -2,7 +2,7 @@
 
 Per tansaku collection, the server holds the records (``{prefix}{name}``), the sentence units
 (``{prefix}{name}__units``) and one point of the registry (``{prefix}meta``, see
-:mod:`tansaku.store.qdrant.registry`) with the config and the committed statistics.
+:mod:`tansaku.backends.qdrant.registry`) with the config and the committed statistics.
 
 A server has no generations: what a writer writes is visible to searches as it is written, and
 a commit publishes the statistics (``CollectionState``) and the config, bumping the version a
@@ -15,7 +15,8 @@ teams that writer touched from the teams whose units are complete (they are rebu
 next ingest of the team), and commits that. A writer that fails with an exception does the same
 at once (if the server still answers).
 
-One writer per collection: the embedded backend's :class:`~tansaku.locks.WriterLock` on a lock
+One writer per collection: the embedded backend's :class:`~tansaku.backends.locks.WriterLock` on a
+lock
 file of this machine (keyed by server URL, prefix and collection). Writers on several machines
 are not serialised by tansaku: a deployment runs one ingest worker per collection.
 """
@@ -35,17 +36,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tansaku.backends.locks import WaitFn, WriterLock
+from tansaku.backends.qdrant.registry import Registry
+from tansaku.backends.qdrant.storage import QdrantStorage, WriteLog
 from tansaku.collection import Collection
+from tansaku.collection.stats import CollectionState, recount_bm25
 from tansaku.config import CollectionConfig
 from tansaku.errors import CollectionNotFound, ConfigError, StorageError
 from tansaku.faults import crashpoint
-from tansaku.locks import WaitFn, WriterLock
-from tansaku.migrate import recount_bm25
-from tansaku.stats import CollectionState
 from tansaku.store.qdrant.records import DENSE, QdrantRecordStore
-from tansaku.store.qdrant.registry import Registry
 from tansaku.store.qdrant.settings import QdrantSettings, forget_shared_clients
-from tansaku.store.qdrant.storage import QdrantStorage, WriteLog
 from tansaku.store.qdrant.units import SUFFIX as UNITS
 from tansaku.store.qdrant.units import QdrantUnitIndex
 from tansaku.workspace import Workspace, validate_name

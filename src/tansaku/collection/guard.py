@@ -5,7 +5,8 @@ A collection's state records the model its dense vectors were embedded with
 (``CollectionState.embedder``, ``dim``). A search whose dense axis would use a query vector of
 another model, and an ingest that would add passages of another model, are refused with
 :class:`~tansaku.errors.EmbedderMismatch` before anything is searched or written; ``tansaku
-reembed`` (``tansaku.reembed``) moves a collection to a new model. Collections without a dense
+reembed`` (``tansaku.maintenance.reembed``) moves a collection to a new model. Collections without
+a dense
 axis are not affected (their records carry no dense vector), and a collection whose state
 records no model (written before the state recorded one) is adopted by its first writer.
 
@@ -16,7 +17,8 @@ those collections need no re-embedding), and a variant whose vectors move measur
 variant, ~0.003) has its own name, which the guard then refuses (docs/embeddings.md).
 
 Query vectors carry the name of the model that made them: :class:`~tansaku.embed.cache.
-CachedEmbedder` returns them as :class:`ModelVectors` (a plain ``ndarray`` subclass, rows
+CachedEmbedder` returns them as :class:`~tansaku.embed.vectors.ModelVectors` (a plain ``ndarray``
+subclass, rows
 included), which is how the search side learns the model without another argument.
 """
 
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from tansaku.embed.vectors import model_of
 from tansaku.errors import EmbedderMismatch
 
 if TYPE_CHECKING:
@@ -36,29 +39,6 @@ log = logging.getLogger(__name__)
 
 SEARCH = "検索"
 INGEST = "取り込み"
-
-
-class ModelVectors(np.ndarray):
-    """Vectors tagged with the name of the model that made them; slicing and iterating keep
-    the tag (``list(arr)`` yields tagged rows)."""
-
-    model: str | None
-
-    def __array_finalize__(self, obj: Any) -> None:
-        self.model = getattr(obj, "model", None)
-
-
-def tag_model(vectors: np.ndarray, model: str) -> ModelVectors:
-    """``vectors`` (not copied) as :class:`ModelVectors` of ``model``."""
-    tagged = np.asarray(vectors).view(ModelVectors)
-    tagged.model = model
-    return tagged
-
-
-def model_of(vector: Any) -> str | None:
-    """The model a vector was tagged with (:func:`tag_model`), ``None`` if untagged."""
-    model = getattr(vector, "model", None)
-    return model if isinstance(model, str) else None
 
 
 def check_model(collection: Collection, model: str | None, dim: int | None, *, action: str) -> None:

@@ -1,7 +1,7 @@
 """Move a collection to another embedding model (``tansaku reembed``).
 
 A collection refuses vectors of a model other than the one its state records
-(``tansaku.embed.guard``). To change models, every record is embedded again with the
+(``tansaku.collection.guard``). To change models, every record is embedded again with the
 workspace's configured embedder and written in one writer: the new dense vectors, with the
 sparse vectors, payloads and sentence units unchanged, go into a working generation, and the
 state's model and dimension change with the commit. Until then readers keep the old model's
@@ -24,11 +24,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from tansaku.backends.embedded.handles import GenHandles
+from tansaku.backends.locks import WaitFn
 from tansaku.collection import Collection
 from tansaku.errors import CollectionNotFound, ConfigError
 from tansaku.faults import crashpoint
-from tansaku.handles import GenHandles
-from tansaku.locks import WaitFn
 
 if TYPE_CHECKING:
     from tansaku.client import Tansaku

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import shutil
-from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -29,20 +28,19 @@ from typing import Any
 
 import qdrant_edge as qe
 
-from tansaku import generations as g
+from tansaku.backends.embedded import generations as g
+from tansaku.backends.embedded.handles import GenHandles
 from tansaku.collection import (
     STATE_VERSION,
     CollectionState,
-    FieldStats,
     atomic_write,
     read_config,
     read_state,
 )
+from tansaku.collection.stats import STATE, recount_bm25
 from tansaku.faults import crashpoint
-from tansaku.handles import GenHandles
 from tansaku.store.edge import EdgeStore
 from tansaku.store.ids import point_id, unit_point_id
-from tansaku.store.protocols import Lengths
 from tansaku.store.shard import settle
 from tansaku.store.units import UnitStore
 from tansaku.workspace import Workspace
@@ -93,21 +91,6 @@ def _copy(src: Path, dst_shard: qe.EdgeShard, new_id: IdFn) -> set[str]:
     return seen
 
 
-def recount_bm25(lengths: Lengths, old: CollectionState) -> dict[str, dict[str, FieldStats]]:
-    """BM25 length statistics from what the records carry (``RecordStore.lengths``), keeping
-    the average the stored vectors were encoded with where the old state knew it."""
-    stats: dict[str, dict[str, FieldStats]] = defaultdict(dict)
-    for tenant, fields in lengths.items():
-        for field, (total, count) in fields.items():
-            stats[tenant][field] = FieldStats(total_len=total, count=count)
-    for tenant, per_field in stats.items():
-        for field, st in per_field.items():
-            before = old.bm25.get(tenant, {}).get(field)
-            # the average the stored vectors were encoded with, if the old state knew it
-            st.avgdl_written = before.avgdl_written if before and before.avgdl_written else st.avgdl
-    return dict(stats)
-
-
 def _has_shard(path: Path) -> bool:
     return (path / "edge_config.json").exists() or (path / "segments").exists()
 
@@ -135,7 +118,7 @@ def _rebuild(col_dir: Path, src: Path, old: CollectionState) -> None:
             version=STATE_VERSION,
         )
         h.close()
-        atomic_write(gen / g.STATE, state.to_json())
+        atomic_write(gen / STATE, state.to_json())
         settle(gen / "shard")
         settle(gen / "units")
         crashpoint("migrated")
@@ -229,7 +212,7 @@ def pending(ws: Workspace) -> list[Migration]:
 def migrate_workspace(ws: Workspace, *, wait_s: float | None = None) -> list[Migration]:
     """Migrate every collection of ``ws`` in an earlier layout, by the path opening one takes
     (under its writer lock; the old data kept until the new generation is committed)."""
-    from tansaku.writer import writing
+    from tansaku.backends.embedded.writer import writing
 
     done = []
     for item in pending(ws):

@@ -1,7 +1,8 @@
 """``tansaku doctor``: check every collection of a workspace against what it must hold, and
 repair what can be repaired.
 
-Generations make a crash leave either the last commit or the new one (``tansaku.generations``),
+Generations make a crash leave either the last commit or the new one
+(``tansaku.backends.embedded.generations``),
 so on a workspace written by this version the checks find nothing; they exist for workspaces
 written before generations, for folders edited or copied by hand, and as the proof that the
 statistics really are what the records say. Checks per collection:
@@ -21,13 +22,13 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from tansaku import generations as g
+from tansaku.backends.embedded import generations as g
+from tansaku.backends.embedded.writer import writing
+from tansaku.backends.locks import WriterLock, try_exclusive
 from tansaku.client import Tansaku
 from tansaku.collection import Collection
+from tansaku.collection.stats import STATE, recount_bm25
 from tansaku.errors import TansakuError
-from tansaku.locks import WriterLock, try_exclusive
-from tansaku.migrate import recount_bm25
-from tansaku.writer import writing
 
 
 @dataclass(frozen=True)
@@ -111,11 +112,11 @@ def _check_one(ts: Tansaku, name: str, fix: bool) -> list[Finding]:
         else:
             return found
     cur = g.current(col_dir)
-    if cur is None or not (cur / g.STATE).is_file():
+    if cur is None or not (cur / STATE).is_file():
         gens = sorted(
             p
             for p in (col_dir / g.GENS).glob("g*")
-            if (p / g.READERS).exists() and (p / g.STATE).is_file()
+            if (p / g.READERS).exists() and (p / STATE).is_file()
         )
         found.append(Finding(name, "current", "確定した世代(CURRENT)が見つかりません"))
         if fix and gens:

@@ -1,7 +1,8 @@
 """Engine handles: one per shard per process, opened once under a lock, shared by threads.
 
 :class:`GenHandles` holds the record shard and the unit shard of one generation folder (see
-``tansaku.generations``), opened lazily under its lock — so the threads of an expanded query
+``tansaku.backends.embedded.generations``), opened lazily under its lock — so the threads of an
+expanded query
 never race to open the same shard. Read-only handles of committed generations live in a
 process-wide registry: every :class:`~tansaku.client.Tansaku` of the process (and every thread)
 shares them, counted by leases, and closes them when the last lease goes.
@@ -12,9 +13,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from tansaku.backends.embedded.generations import READERS
+from tansaku.backends.locks import ReaderPin
 from tansaku.errors import StorageError
-from tansaku.generations import READERS
-from tansaku.locks import ReaderPin
 from tansaku.store.edge import EdgeStore
 from tansaku.store.units import UnitStore
 

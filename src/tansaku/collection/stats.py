@@ -2,18 +2,21 @@
 
 BM25 length statistics per team and field (sum of lengths, records, and the average each
 field's vectors were encoded with), the teams whose sentence units are complete, the embedder
-and the layout version. The collection owns them (``tansaku.collection``, ``tansaku.apply``):
+and the layout version. The collection owns them (``tansaku.collection``, ``tansaku.ingest.apply``):
 they move with what it writes, batch by batch, so every commit describes exactly its records.
 """
 
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from tansaku.store.ids import ID_VERSION
+from tansaku.store.protocols import Lengths
 
+STATE = "state.json"  # a generation's statistics file
 STATE_VERSION = ID_VERSION  # 2: 64-bit integer point ids (1: UUIDs, migrated on open)
 
 
@@ -132,3 +135,18 @@ class CollectionState:
             },
             units=set(data.get("units", ())),
         )
+
+
+def recount_bm25(lengths: Lengths, old: CollectionState) -> dict[str, dict[str, FieldStats]]:
+    """BM25 length statistics from what the records carry (``RecordStore.lengths``), keeping
+    the average the stored vectors were encoded with where the old state knew it."""
+    stats: dict[str, dict[str, FieldStats]] = defaultdict(dict)
+    for tenant, fields in lengths.items():
+        for name, (total, count) in fields.items():
+            stats[tenant][name] = FieldStats(total_len=total, count=count)
+    for tenant, per_field in stats.items():
+        for name, st in per_field.items():
+            before = old.bm25.get(tenant, {}).get(name)
+            # the average the stored vectors were encoded with, if the old state knew it
+            st.avgdl_written = before.avgdl_written if before and before.avgdl_written else st.avgdl
+    return dict(stats)
