@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from tansaku.collection import dump_toml
 from tansaku.config import AxisMode, CollectionConfig, FusionMethod, config_from_dict, load_config
 from tansaku.errors import ConfigError
+from tansaku.files import dump_toml
 
 NOTES = """
 name = "notes"

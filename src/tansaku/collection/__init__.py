@@ -11,72 +11,18 @@ statistics per team and field (:class:`CollectionState`, saved with every commit
 
 from __future__ import annotations
 
-import json
 import threading
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from tansaku.collection.stats import STATE, STATE_VERSION, CollectionState, FieldStats
 from tansaku.config import AxisMode, CollectionConfig, config_from_dict
 from tansaku.errors import CollectionNotFound, ConfigError, StorageError
-from tansaku.files import atomic_write
+from tansaku.files import atomic_write, dump_toml
 from tansaku.store.protocols import CollectionStorage, RecordStore, UnitIndex
 
 REWEIGHT_DRIFT = 0.2  # re-encode a field's BM25 vectors when its average length moved by > 20%
-
-
-def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int | float):
-        return repr(v)
-    if isinstance(v, str):
-        return json.dumps(v, ensure_ascii=False)
-    if isinstance(v, list | tuple):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(x)}" for k, x in v.items()) + " }"
-    raise ConfigError(f"設定値を TOML に書けません: {v!r}")
-
-
-def _toml_key(k: str) -> str:
-    return k if k.replace("_", "").replace("-", "").isalnum() and k.isascii() else json.dumps(k)
-
-
-def dump_toml(data: dict[str, Any]) -> str:
-    """A small TOML writer for config dicts (scalars, lists, inline tables, nested tables)."""
-    lines: list[str] = []
-    tables: list[tuple[str, dict[str, Any]]] = []
-    arrays: list[tuple[str, list[dict[str, Any]]]] = []
-    for k, v in data.items():
-        if isinstance(v, dict):
-            tables.append((k, v))
-        elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
-            arrays.append((k, v))
-        else:
-            lines.append(f"{_toml_key(k)} = {_toml_value(v)}")
-
-    def emit_table(prefix: str, table: dict[str, Any]) -> None:
-        scalars = {k: v for k, v in table.items() if not isinstance(v, dict)}
-        subs = {k: v for k, v in table.items() if isinstance(v, dict)}
-        lines.append("")
-        lines.append(f"[{prefix}]")
-        for k, v in scalars.items():
-            lines.append(f"{_toml_key(k)} = {_toml_value(v)}")
-        for k, v in subs.items():
-            emit_table(f"{prefix}.{_toml_key(k)}", v)
-
-    for k, items in arrays:
-        for item in items:
-            lines.append("")
-            lines.append(f"[[{_toml_key(k)}]]")
-            for ik, iv in item.items():
-                lines.append(f"{_toml_key(ik)} = {_toml_value(iv)}")
-    for k, v in tables:
-        emit_table(_toml_key(k), v)
-    return "\n".join(lines).lstrip("\n") + "\n"
 
 
 class Collection:
@@ -244,7 +190,6 @@ __all__ = [
     "CollectionState",
     "FieldStats",
     "atomic_write",
-    "dump_toml",
     "read_config",
     "read_state",
 ]

@@ -10,7 +10,8 @@ from pathlib import Path
 from tansaku.demo.days import REFERENCE_NOW, demo_today, recorded_today
 from tansaku.demo.reports import generate, write_daily_reports_csv
 from tansaku.errors import ConfigError
-from tansaku.tables.registry import TablesConfig, load_tables_config, write_tables_config
+from tansaku.tables.config_toml import write_tables_config
+from tansaku.tables.registry import TablesConfig, load_tables_config
 from tansaku.workspace import Workspace
 
 DEMO_CONFIG = "tables.toml"

@@ -3,7 +3,7 @@
 Re-ingesting unchanged content is a no-op (no embedding, no write). Changed content replaces by
 id; chunks a document no longer has are removed; ``sync`` also removes documents that vanished
 from the given source folders. The plan is computed here (``tansaku.ingest.plan``, pure); the
-collection applies it (``Collection.apply``: embedding, records, units, statistics, index).
+collection gets it applied (``tansaku.ingest.apply``: embedding, records, units, statistics, index).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 :func:`plan_ingest` is pure: given the incoming records and what the store holds of the same
 team (:class:`~tansaku.store.base.StoredInfo` by record id), it decides every record's fate.
-The collection applies the plan (:meth:`tansaku.collection.Collection.apply`) and keeps its
+:func:`tansaku.ingest.apply.apply_plan` applies the plan and keeps the collection's
 statistics and indexes in line with what it writes.
 """
 

@@ -22,6 +22,7 @@ from tansaku.tables.analytics import (
 )
 from tansaku.tables.breakdown import ClaimBreakdown, get_claim_breakdown
 from tansaku.tables.compare import Metric, PeriodComparison, compare_periods
+from tansaku.tables.config_toml import write_tables_config
 from tansaku.tables.infer import InferredTable, infer_table
 from tansaku.tables.period import AnalyticsError, Period, StoreScope, resolve_period
 from tansaku.tables.register import add_table
@@ -34,7 +35,6 @@ from tansaku.tables.registry import (
     TablesConfig,
     TableSpec,
     load_tables_config,
-    write_tables_config,
 )
 from tansaku.tables.reload import ReloadReport, TableReload, request_reload
 from tansaku.tables.results import SqlFailed, SqlOutcome, SqlRejected, SqlResults

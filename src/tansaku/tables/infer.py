@@ -32,6 +32,7 @@ from typing import Any
 
 from tansaku.errors import ConfigError, LoadError
 from tansaku.tables import _deps
+from tansaku.tables.config_toml import table_lines
 from tansaku.tables.engine import quote_ident
 from tansaku.tables.registry import (
     DEFAULT_NO_ROWS_MESSAGE,
@@ -41,7 +42,6 @@ from tansaku.tables.registry import (
     TableSpec,
     check_table_name,
     is_column_name,
-    table_lines,
 )
 
 EXAMPLES = 3

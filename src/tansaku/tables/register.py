@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tansaku.errors import ConfigError
 from tansaku.files import atomic_write
+from tansaku.tables.config_toml import table_lines, tool_lines
 from tansaku.tables.engine import probe_table
 from tansaku.tables.registry import (
     SqlToolConfig,
@@ -22,8 +23,6 @@ from tansaku.tables.registry import (
     TableSpec,
     load_tables_config,
     parse_tables_config,
-    table_lines,
-    tool_lines,
 )
 
 NEW_FILE_HEAD = "# tansaku のテーブル設定 (docs/tables.md)\n"

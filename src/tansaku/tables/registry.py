@@ -38,7 +38,6 @@ Tables not named by any tool are reachable only from ``tansaku sql`` and the ana
 
 from __future__ import annotations
 
-import json
 import re
 import tomllib
 from collections.abc import Mapping
@@ -360,84 +359,3 @@ def load_tables_config(path: Path) -> TablesConfig:
         raise ConfigError(f"{path} を読めません: {e}") from None
     config = parse_tables_config(raw, path.parent.resolve())
     return replace(config, source=path.resolve())
-
-
-# --- writing -------------------------------------------------------------------------------------
-
-
-def _toml_value(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    text = str(value)
-    if "'" not in text and text.isprintable():
-        return f"'{text}'"  # a TOML literal string: no escapes, easy to read
-    return json.dumps(text, ensure_ascii=False)  # a valid TOML basic string
-
-
-def _rel(path: Path, base: Path) -> str:
-    try:
-        return path.relative_to(base).as_posix()
-    except ValueError:
-        return str(path)
-
-
-def tool_lines(tool: SqlToolConfig) -> list[str]:
-    """One ``[[tools]]`` entry as TOML lines."""
-    return [
-        "[[tools]]",
-        f"name = {_toml_value(tool.name)}",
-        f"purpose = {_toml_value(tool.purpose)}",
-        f"tables = {_toml_value(tool.tables)}",
-    ]
-
-
-def table_lines(table: TableSpec, base_dir: Path) -> list[str]:
-    """One ``[[tables]]`` entry (its columns and examples) as TOML lines; a path under
-    ``base_dir`` is written relative to it."""
-    lines = [
-        "[[tables]]",
-        f"name = {_toml_value(table.name)}",
-        f"path = {_toml_value(_rel(table.path, base_dir.resolve()))}",
-        f"description = {_toml_value(table.description)}",
-        f"no_rows_message = {_toml_value(table.no_rows_message)}",
-    ]
-    for c in table.columns:
-        lines += ["", "[[tables.columns]]", f"name = {_toml_value(c.name)}"]
-        if c.header:
-            lines.append(f"header = {_toml_value(c.header)}")
-        lines += [
-            f"type = {_toml_value(c.type.value)}",
-            f"description = {_toml_value(c.description)}",
-            f"example = {_toml_value(c.example)}",
-        ]
-    for e in table.examples:
-        lines += [
-            "",
-            "[[tables.examples]]",
-            f"question = {_toml_value(e.question)}",
-            f"sql = {_toml_value(e.sql)}",
-        ]
-    return lines
-
-
-def dump_tables_config(config: TablesConfig, base_dir: Path) -> str:
-    """TOML text for ``config``; paths under ``base_dir`` are written relative to it."""
-    lines = ["# tansaku のテーブル設定 (docs/tables.md)", "", "[sandbox]"]
-    for key in SandboxSettings.__dataclass_fields__:
-        lines.append(f"{key} = {_toml_value(getattr(config.sandbox, key))}")
-    for tool in config.tools:
-        lines += ["", *tool_lines(tool)]
-    for t in config.tables:
-        lines += ["", *table_lines(t, base_dir)]
-    return "\n".join(lines) + "\n"
-
-
-def write_tables_config(config: TablesConfig, path: Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dump_tables_config(config, path.parent), encoding="utf-8")
-    return path

@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tansaku.errors import ConfigError, LoadError, TansakuError
+from tansaku.tables.config_toml import dump_tables_config
 from tansaku.tables.engine import (
     DEGRADING_MESSAGE,
     QueryFailed,
@@ -60,7 +61,7 @@ from tansaku.tables.engine import (
     TableLoadError,
     timeout_message,
 )
-from tansaku.tables.registry import TablesConfig, dump_tables_config
+from tansaku.tables.registry import TablesConfig
 from tansaku.tables.validate import QueryRejected
 
 GRACE_SECONDS = 1.0

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tansaku import __version__
-from tansaku.collection import dump_toml
 from tansaku.collection.stats import CollectionState, recount_bm25
+from tansaku.files import dump_toml
 from tansaku.transfer.format import (
     CONFIG,
     MANIFEST,

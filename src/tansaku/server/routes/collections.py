@@ -24,6 +24,7 @@ from tansaku.server.responses import WRITE, documented
 from tansaku.server.responses.collections import (
     CollectionConfig as ConfigResponse,
 )
+from tansaku.server.responses.collections import (
     CollectionDeleted,
     CollectionList,
     CollectionMerged,
