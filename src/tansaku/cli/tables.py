@@ -10,7 +10,6 @@ outcome exactly as the agent's tool returns it.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -21,9 +20,15 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from tansaku.cli import render
 from tansaku.cli import tables_manage as manage
 from tansaku.cli.common import EXIT_ERROR, EXIT_OK, EXIT_REJECTED, HomeOpt, JsonOpt, emit_json, fail
+from tansaku.cli.stats_render import (
+    cell,
+    render_cash,
+    render_claims,
+    render_compare,
+    render_sales,
+)
 from tansaku.errors import TansakuError
 from tansaku.tables import (
     AnalyticsError,
@@ -75,17 +80,6 @@ def _open(home: Path | None) -> TableDatabase:
         return TableDatabase(load_tables_config(ws.tables_file), audit_log=ws.sql_audit_file)
     except TansakuError as e:
         raise fail(str(e), EXIT_ERROR) from None
-
-
-def _cell(value: Any, width: int = 60) -> str:
-    """One table cell: on one line, cut, control characters and markup made harmless (the
-    values are the data's, not ours)."""
-    text = json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else str(value)
-    flat = " ".join(render.plain(text).split())
-    return escape(flat if len(flat) <= width else flat[: width - 1] + "…")
-
-
-# --- tables / sql --------------------------------------------------------------------------------
 
 
 def list_tables(json_out: JsonOpt = False, home: HomeOpt = None) -> None:
@@ -166,7 +160,7 @@ def run_sql(
     for column in outcome.results[0]:
         table.add_column(column, overflow="fold")
     for row in outcome.results:
-        table.add_row(*(_cell(v) for v in row.values()))
+        table.add_row(*(cell(v) for v in row.values()))
     out.print(table)
     out.print(f"{outcome.count}件")
     if outcome.truncated:
@@ -255,176 +249,50 @@ def _run_stats(
     render(_out(), data)
 
 
-def _summary(out: Console, title: str, data: dict[str, Any], labels: dict[str, str]) -> None:
-    period = data["period"]
-    out.print(
-        f"[bold]{title}[/] {data['store']} {period['start_date']}〜{period['end_date']}"
-        f"({period['days']}日)"
-    )
-    table = Table(show_header=False)
-    for key, label in labels.items():
-        value = data["summary"][key]
-        table.add_row(label, f"{value:,}" if isinstance(value, int) else str(value or "-"))
-    out.print(table)
-    if data.get("message"):
-        out.print(data["message"])
+def _period_command(fetch: Any, render: Any, doc: str) -> Any:
+    """A ``stats`` command over one period (the options every period statistic shares)."""
+
+    def command(
+        date_from: FromOpt = None,
+        date_to: ToOpt = None,
+        days: DaysOpt = 30,
+        period: PeriodOpt = None,
+        now: NowOpt = None,
+        store: StoreOpt = None,
+        all_stores: AllStoresOpt = False,
+        json_out: JsonOpt = False,
+        home: HomeOpt = None,
+    ) -> None:
+        scope = _scope(store, all_stores)
+        dates = _dates(date_from, date_to, period, now)
+        _run_stats(
+            home,
+            json_out,
+            lambda db: fetch(db, dates.start, dates.end, days, scope=scope),
+            render,
+            dates,
+        )
+
+    command.__doc__ = doc
+    return command
 
 
-def _rows(out: Console, heads: list[str], rows: list[list[Any]]) -> None:
-    if not rows:
-        return
-    table = Table()
-    for head in heads:
-        table.add_column(head, overflow="fold")
-    for row in rows:
-        table.add_row(*(f"{v:,}" if isinstance(v, int) else _cell(v, 80) for v in row))
-    out.print(table)
-
-
-def _render_claims(out: Console, d: dict[str, Any]) -> None:
-    _summary(
-        out,
-        "クレーム統計",
-        d,
-        {"total_reports": "日報数", "claim_count": "クレーム件数", "claim_rate": "クレーム率"},
-    )
-    _rows(
-        out,
-        ["日付", "店舗", "記入者", "内容"],
-        [[c["date"], c["store"], c["author"], c["content"]] for c in d["recent_claims"]],
-    )
-
-
-def _render_sales(out: Console, d: dict[str, Any]) -> None:
-    _summary(
-        out,
-        "売上トレンド",
-        d,
-        {
-            "total_sales": "売上合計(円)",
-            "avg_sales": "日報1件あたり平均(円)",
-            "report_count": "日報数",
-        },
-    )
-    _rows(
-        out,
-        ["週", "平均売上(円)", "日報数"],
-        [[w["week"], w["avg_sales"], w["report_count"]] for w in d["weekly_avg"]],
-    )
-
-
-def _render_cash(out: Console, d: dict[str, Any]) -> None:
-    _summary(
-        out,
-        "現金過不足",
-        d,
-        {
-            "total_reports": "日報数",
-            "diff_count": "発生件数",
-            "diff_rate": "発生率",
-            "total_diff": "合計(円)",
-            "avg_diff": "平均(円)",
-        },
-    )
-    b = d["breakdown"]
-    out.print(
-        f"過剰 {b['plus']['count']}件 {b['plus']['total']:,}円 / "
-        f"不足 {b['minus']['count']}件 {b['minus']['total']:,}円"
-    )
-    _rows(
-        out,
-        ["日付", "店舗", "記入者", "過不足(円)"],
-        [[c["date"], c["store"], c["author"], c["diff"]] for c in d["recent_cases"]],
-    )
-
-
-def _render_compare(out: Console, d: dict[str, Any]) -> None:
-    cur, prev, comp = d["current_period"], d["previous_period"], d["comparison"]
-    out.print(f"[bold]期間比較[/] {d['description']}({d['unit']}) {d['store']}")
-    _rows(
-        out,
-        ["期間", "開始", "終了", "値", "日報数"],
-        [
-            ["今期", cur["start"], cur["end"], cur["value"], cur["report_count"]],
-            ["前期", prev["start"], prev["end"], prev["value"], prev["report_count"]],
-        ],
-    )
-    rate = comp["change_rate"] or "-"
-    out.print(f"差: {comp['diff']:,}{d['unit']} / 変化率: {rate} / 傾向: {comp['trend']}")
-    if comp.get("note"):
-        out.print(comp["note"])
-
-
-@stats_app.command("claims")
-def stats_claims(
-    date_from: FromOpt = None,
-    date_to: ToOpt = None,
-    days: DaysOpt = 30,
-    period: PeriodOpt = None,
-    now: NowOpt = None,
-    store: StoreOpt = None,
-    all_stores: AllStoresOpt = False,
-    json_out: JsonOpt = False,
-    home: HomeOpt = None,
-) -> None:
-    """クレーム統計(件数・発生率・日別・最近のクレーム)。"""
-    scope = _scope(store, all_stores)
-    dates = _dates(date_from, date_to, period, now)
-    _run_stats(
-        home,
-        json_out,
-        lambda db: get_claim_statistics(db, dates.start, dates.end, days, scope=scope),
-        _render_claims,
-        dates,
-    )
-
-
-@stats_app.command("sales")
-def stats_sales(
-    date_from: FromOpt = None,
-    date_to: ToOpt = None,
-    days: DaysOpt = 30,
-    period: PeriodOpt = None,
-    now: NowOpt = None,
-    store: StoreOpt = None,
-    all_stores: AllStoresOpt = False,
-    json_out: JsonOpt = False,
-    home: HomeOpt = None,
-) -> None:
-    """売上トレンド(合計・平均・日別・週平均)。"""
-    scope = _scope(store, all_stores)
-    dates = _dates(date_from, date_to, period, now)
-    _run_stats(
-        home,
-        json_out,
-        lambda db: get_sales_trend(db, dates.start, dates.end, days, scope=scope),
-        _render_sales,
-        dates,
-    )
-
-
-@stats_app.command("cash")
-def stats_cash(
-    date_from: FromOpt = None,
-    date_to: ToOpt = None,
-    days: DaysOpt = 30,
-    period: PeriodOpt = None,
-    now: NowOpt = None,
-    store: StoreOpt = None,
-    all_stores: AllStoresOpt = False,
-    json_out: JsonOpt = False,
-    home: HomeOpt = None,
-) -> None:
-    """現金過不足分析(発生件数・率・合計・過剰/不足の内訳・最近の発生)。"""
-    scope = _scope(store, all_stores)
-    dates = _dates(date_from, date_to, period, now)
-    _run_stats(
-        home,
-        json_out,
-        lambda db: get_cash_difference_analysis(db, dates.start, dates.end, days, scope=scope),
-        _render_cash,
-        dates,
-    )
+for _name, _fetch, _render, _doc in (
+    (
+        "claims",
+        get_claim_statistics,
+        render_claims,
+        "クレーム統計(件数・発生率・日別・最近のクレーム)。",
+    ),
+    ("sales", get_sales_trend, render_sales, "売上トレンド(合計・平均・日別・週平均)。"),
+    (
+        "cash",
+        get_cash_difference_analysis,
+        render_cash,
+        "現金過不足分析(発生件数・率・合計・過剰/不足の内訳・最近の発生)。",
+    ),
+):
+    stats_app.command(_name)(_period_command(_fetch, _render, _doc))
 
 
 @stats_app.command("compare")
@@ -447,7 +315,7 @@ def stats_compare(
         lambda db: compare_periods(
             db, metric, current_start, current_end, previous_start, previous_end, scope=scope
         ),
-        _render_compare,
+        render_compare,
     )
 
 
