@@ -36,6 +36,7 @@ from tansaku.store.shard import (
     filter_payload,
     open_shard,
     owned,
+    sample_metadata,
     search_filter,
     tenant_filter,
 )
@@ -389,29 +390,5 @@ class EdgeStore(ShardOwner):
             return {k: list(v) for k, v in cached.items()}
 
     def _sample(self, tenant: str, keys: Sequence[str], limit: int) -> dict[str, list[Any]]:
-        base = tenant_filter(tenant)
-        out: dict[str, list[Any]] = {}
         with self._lock:
-            if not keys:
-                points, _ = self._shard.scroll(
-                    qe.ScrollRequest(
-                        limit=limit, filter=base, with_payload=qe.PayloadSelector.Include(["meta"])
-                    )
-                )
-                for p in points:
-                    for key, value in ((p.payload or {}).get("meta") or {}).items():
-                        out.setdefault(key, []).append(value)
-                return out
-            for key in keys:
-                path = f"meta.{key}"
-                points, _ = self._shard.scroll(
-                    qe.ScrollRequest(
-                        limit=limit,
-                        filter=qe.Filter(must=base.must, must_not=[qe.IsEmptyCondition(path)]),
-                        with_payload=qe.PayloadSelector.Include([path]),
-                    )
-                )
-                values = [((p.payload or {}).get("meta") or {}).get(key) for p in points]
-                if values:
-                    out[key] = values
-        return out
+            return sample_metadata(self._shard, tenant, keys, limit)

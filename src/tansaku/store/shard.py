@@ -204,3 +204,35 @@ class ShardOwner:
                     self._shard.flush()
                 self._shard.close()
                 self._shard = None  # type: ignore[assignment]
+
+
+def sample_metadata(
+    shard: qe.EdgeShard, tenant: str, keys: Sequence[str], limit: int
+) -> dict[str, list[Any]]:
+    """Stored values of metadata ``keys`` from up to ``limit`` of the tenant's points that have
+    each key (every key of ``limit`` points without ``keys``); the caller holds the shard."""
+    base = tenant_filter(tenant)
+    out: dict[str, list[Any]] = {}
+    if not keys:
+        points, _ = shard.scroll(
+            qe.ScrollRequest(
+                limit=limit, filter=base, with_payload=qe.PayloadSelector.Include(["meta"])
+            )
+        )
+        for p in points:
+            for key, value in ((p.payload or {}).get("meta") or {}).items():
+                out.setdefault(key, []).append(value)
+        return out
+    for key in keys:
+        path = f"meta.{key}"
+        points, _ = shard.scroll(
+            qe.ScrollRequest(
+                limit=limit,
+                filter=qe.Filter(must=base.must, must_not=[qe.IsEmptyCondition(path)]),
+                with_payload=qe.PayloadSelector.Include([path]),
+            )
+        )
+        values = [((p.payload or {}).get("meta") or {}).get(key) for p in points]
+        if values:
+            out[key] = values
+    return out
