@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from tansaku.agent import table_routes
+from tansaku.agent import table_routes, table_words
 from tansaku.agent.events import Citation, Event
 
 MAX_LISTED = 10
@@ -65,7 +65,7 @@ def _line(tool: str, row: dict[str, Any], extra: tuple[str, ...]) -> tuple[str, 
         when = f"{row.get('start_date')}〜{row.get('end_date')}、{row.get('venue', '')}"
     else:
         when = str(row.get("category") or "")
-    shown = [f"{table_routes.COLUMN_LABELS.get(c, c)}: {_cell(row.get(c))}" for c in extra]
+    shown = [f"{table_words.COLUMN_LABELS.get(c, c)}: {_cell(row.get(c))}" for c in extra]
     about = str(row.get("description") or "")
     about = about if len(about) <= 50 else about[:49] + "…"
     detail = "、".join(shown) if shown else about
@@ -75,7 +75,7 @@ def _line(tool: str, row: dict[str, Any], extra: tuple[str, ...]) -> tuple[str, 
 def _cell(value: Any) -> str:
     if isinstance(value, str) and value[:1] in "[{":
         try:
-            return table_routes.describe_json(json.loads(value))
+            return table_words.describe_json(json.loads(value))
         except json.JSONDecodeError:
             return value
     return "" if value is None else str(value)
