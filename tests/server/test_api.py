@@ -24,6 +24,7 @@ def test_search_returns_the_cli_json(live):
     assert {"rank", "score"} <= set(next(iter(data["hits"][0]["axes"].values())))
     assert data["plan"]["tenant"] == "alpha"
     assert all(h["doc_id"] in {"fridge", "opening", "allergy"} for h in data["hits"])
+    live.state.flush_events()  # rows are written in batches; feedback flushes the same way
     stored = live.state.appdb.events.get("alpha", data["query_id"])
     assert stored.query == "冷蔵庫の温度"
 

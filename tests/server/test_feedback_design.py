@@ -110,6 +110,7 @@ def test_answers_keep_the_servers_text_session_and_a_not_found_answers_titles(fr
         meta = r.json()["meta"]
         assert meta["zero_hit"] is True and meta["query"] == "宇宙旅行の料金はいくらですか"
         assert meta["answer_text"] == declined["answer"]
+        fresh.state.flush_events()
         searched = [
             e
             for e in fresh.state.appdb.events.find("alpha")

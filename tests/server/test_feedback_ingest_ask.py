@@ -180,6 +180,7 @@ def test_upload_limits_and_names(live):
 
 
 def test_ask_json_and_sse(live):
+    live.state.flush_events()
     searches_before = live.state.appdb.events.count("alpha")[0]
     with live.client(KEY_ALPHA) as http:
         r = http.post(
@@ -226,6 +227,7 @@ def test_ask_json_and_sse(live):
         assert final["citations"] and final["citations"][0]["collection"] == "manuals"
         assert final["query_id"]
         # the agent's tool searches are recorded like the API's (appdb rows and metrics)
+        live.state.flush_events()
         kinds = [e.query_type for e in live.state.appdb.events.find("alpha")]
         assert kinds.count("ask") == 2 and len(kinds) > searches_before + 2
         follow = http.post(

@@ -1,11 +1,13 @@
 """Keyless access is the workspace's explicit setting: revoking the last API key does not turn
 it back on (it did: "no active key" meant keyless); only ``tansaku keys keyless on`` does, and
-creating a key turns it off again. The server reads the setting per request."""
+creating a key turns it off again. The server reads the setting again at most half a second
+after it changed (``tansaku.server.keys``), so each change here is followed by a pause past it."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import time
 
 import pytest
 from typer.testing import CliRunner
@@ -23,6 +25,7 @@ pytestmark = pytest.mark.integration
 def _cli(*args: str) -> str:
     result = CliRunner().invoke(cli, list(args))
     assert result.exit_code == 0, result.output
+    time.sleep(1.1)  # past the server's key cache (changes are honoured within a second)
     return result.stdout
 
 

@@ -121,6 +121,28 @@ def _row_values(team: str, event: Mapping[str, Any], titles: Sequence[str]) -> d
     }
 
 
+@dataclass(frozen=True, slots=True)
+class EventRow:
+    """One search event waiting to be stored: the team (from its credentials), the
+    SEARCH_EVENT dict, the titles of its top hits and when it happened (None: when stored)."""
+
+    team: str
+    event: Mapping[str, Any]
+    titles: tuple[str, ...] = ()
+    at: datetime | None = None
+
+
+def _checked_values(row: EventRow) -> dict[str, Any]:
+    tenant = row.event.get("tenant")
+    if tenant not in (None, row.team):
+        raise ValueError(f"event of tenant {tenant!r} recorded for team {row.team!r}")
+    if not row.event.get("query_id"):
+        raise ValueError("a search event needs its query_id")
+    values = _row_values(row.team, row.event, row.titles)
+    values["created_at"] = row.at or utcnow()
+    return values
+
+
 class EventRepo:
     """Search events of a team (``db.events``)."""
 
@@ -139,17 +161,29 @@ class EventRepo:
 
         The team is the caller's (from its credentials); an event naming another tenant is a
         programming error and raises ``ValueError``."""
-        tenant = event.get("tenant")
-        if tenant not in (None, team):
-            raise ValueError(f"event of tenant {tenant!r} recorded for team {team!r}")
-        if not event.get("query_id"):
-            raise ValueError("a search event needs its query_id")
-        values = _row_values(team, event, titles)
-        values["created_at"] = at or utcnow()
+        self.record_many([EventRow(team, event, tuple(titles), at)])
+
+    def record_many(self, rows: Sequence[EventRow]) -> None:
+        """Store ``rows`` in one transaction (the server writes its searches in batches), each
+        checked as :meth:`record` checks one; a repeated query_id is ignored."""
+        if not rows:
+            return
+        values = [_checked_values(row) for row in rows]
         dialect = postgresql if self.db.backend == "postgresql" else sqlite
-        stmt = dialect.insert(SearchEvent).values(**values)
+        stmt = dialect.insert(SearchEvent).on_conflict_do_nothing(index_elements=["query_id"])
         with self.db.write() as s:
-            s.execute(stmt.on_conflict_do_nothing(index_elements=["query_id"]))
+            s.execute(stmt, values)
+
+    @staticmethod
+    def row_of(
+        team: str, result: SearchResult, *, extra: Mapping[str, Any] | None = None
+    ) -> EventRow:
+        """The row :meth:`record_result` stores for ``result`` (built now, written later)."""
+        from tansaku.search.events import build_event
+
+        titles = [str(h.record.metadata.get("title") or h.doc_id) for h in result.hits[:TOP_N]]
+        event = {**(extra or {}), **build_event(result)}
+        return EventRow(team, event, tuple(titles), utcnow())
 
     def record_result(
         self,
@@ -161,11 +195,8 @@ class EventRepo:
     ) -> None:
         """Store the event of ``result`` with the titles of its top hits; ``extra`` (such as
         ``index_version``) is added to the event and kept in the row's ``extra``."""
-        from tansaku.search.events import build_event
-
-        titles = [str(h.record.metadata.get("title") or h.doc_id) for h in result.hits[:TOP_N]]
-        event = {**(extra or {}), **build_event(result)}
-        self.record(team, event, titles=titles, at=at)
+        row = self.row_of(team, result, extra=extra)
+        self.record_many([EventRow(row.team, row.event, row.titles, at or row.at)])
 
     def get(self, team: str, query_id: str) -> StoredEvent:
         with self.db.read() as s:

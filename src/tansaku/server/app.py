@@ -28,6 +28,8 @@ from tansaku.client import Tansaku
 from tansaku.server import errors
 from tansaku.server.apidocs import render_docs
 from tansaku.server.auth import KeyStore, ServerNotSecured
+from tansaku.server.compute import ComputePool, pool_size
+from tansaku.server.event_writer import EventWriter, flush_interval
 from tansaku.server.events import RecordingEventLog, collection_versions
 from tansaku.server.hostguard import KeylessGuard
 from tansaku.server.job_limits import job_limits
@@ -168,7 +170,11 @@ def create_app(
         keys=keystore,
         appdb=db,
         owns_client=owns,
+        compute=ComputePool(pool_size(settings.search_workers)),
     )
+    interval = flush_interval(settings.event_flush_s)
+    if db is not None and interval > 0:
+        state.events = EventWriter(db.events, interval=interval)
 
     previous_events = client.services.events
     recording = RecordingEventLog(
@@ -176,6 +182,7 @@ def create_app(
         appdb=db,
         metrics=state.metrics,
         versions=partial(collection_versions, client),
+        writer=state.events,
     )
     client.with_services(events=recording)
 
@@ -183,6 +190,8 @@ def create_app(
         if client.services.events is recording:
             client.with_services(events=previous_events)
         recording.close()
+        if state.events is not None:
+            state.events.close()  # every row still waiting is written before appdb closes
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

@@ -1,5 +1,6 @@
 """Every search the server runs — the API's and the agent tools' — recorded where feedback and
-the dashboard read it: the SEARCH_EVENT line (as before), a row in appdb, and the metrics.
+the dashboard read it: the SEARCH_EVENT line (as before), a row in appdb (built with the search,
+written in batches by :class:`~tansaku.server.event_writer.EventWriter`), and the metrics.
 
 Installed on the shared client with ``Tansaku.with_services(events=…)`` (an atomic swap of its
 frozen services) and swapped back when the app shuts down. Each row also keeps the versions the
@@ -14,8 +15,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from tansaku.appdb.events import TOP_N, EventRow
+from tansaku.appdb.models import utcnow
 from tansaku.search.events import SearchEventLog
 from tansaku.search.types import SearchResult
+from tansaku.server.event_writer import EventWriter
 from tansaku.server.metrics import Metrics
 
 log = logging.getLogger("tansaku.server")
@@ -41,13 +45,22 @@ def collection_versions(client: Any, name: str) -> dict[str, str]:
 
 
 class RecordingEventLog(SearchEventLog):
+    """``writer``: where appdb rows go (None: written with the search, one transaction each)."""
+
     def __init__(
-        self, path: Path | None, *, appdb: Any, metrics: Metrics, versions: Versions | None = None
+        self,
+        path: Path | None,
+        *,
+        appdb: Any,
+        metrics: Metrics,
+        versions: Versions | None = None,
+        writer: EventWriter | None = None,
     ) -> None:
         super().__init__(path)
         self.appdb = appdb
         self.metrics = metrics
         self.versions = versions
+        self.writer = writer
 
     def emit(self, result: SearchResult) -> dict[str, Any]:
         event = super().emit(result)
@@ -56,7 +69,14 @@ class RecordingEventLog(SearchEventLog):
         if self.appdb is not None and team:
             try:
                 extra = self.versions(result.plan.collection) if self.versions else {}
-                self.appdb.events.record_result(str(team), result, extra=extra)
+                titles = tuple(
+                    str(h.record.metadata.get("title") or h.doc_id) for h in result.hits[:TOP_N]
+                )
+                row = EventRow(str(team), {**extra, **event}, titles, utcnow())
+                if self.writer is not None:
+                    self.writer.put(row)
+                else:
+                    self.appdb.events.record_many([row])
             except Exception:  # the search answered; a lost row must not fail it
                 log.exception("search event %s not recorded in appdb", result.query_id)
         return event

@@ -1,22 +1,69 @@
-"""API keys as the server asks for them, over appdb's key repository (stored hashed)."""
+"""API keys as the server asks for them, over appdb's key repository (stored hashed).
+
+Every request asks who its key belongs to and whether keyless access is on (the host guard and
+the team dependency), so the answers are kept for ``ttl`` seconds (half a second): a key revoked
+or created, or keyless access switched, by ``tansaku keys`` in another process is honoured
+within that time, and a busy server reads the key table a couple of times a second instead of
+on every request. Only keys that were found are kept (a flood of wrong keys cannot grow the
+cache; a new key works at once), under their SHA-256, never the key itself.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import threading
+import time
+from collections.abc import Callable
 from typing import Any
+
+TTL_S = 0.5
+MAX_KEYS = 4096
 
 
 class AppdbKeys:
-    """:class:`~tansaku.server.auth.KeyStore` over ``appdb.keys``."""
+    """:class:`~tansaku.server.auth.KeyStore` over ``appdb.keys``, its answers kept for
+    ``ttl`` seconds (0: asked every time)."""
 
-    def __init__(self, appdb: Any) -> None:
+    def __init__(
+        self, appdb: Any, *, ttl: float = TTL_S, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.repo = appdb.keys
+        self.ttl = ttl
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._teams: dict[str, tuple[float, str]] = {}
+        self._flags: dict[str, tuple[float, bool]] = {}
 
     def verify(self, key: str) -> str | None:
-        team = self.repo.verify(key)
-        return str(team) if team else None
+        digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+        now = self._clock()
+        hit = self._teams.get(digest)
+        if hit is not None and now < hit[0]:
+            return hit[1]
+        found = self.repo.verify(key)
+        team = str(found) if found else None
+        with self._lock:
+            if team is None:
+                self._teams.pop(digest, None)
+            elif self.ttl > 0:
+                if len(self._teams) >= MAX_KEYS:
+                    self._teams.clear()
+                self._teams[digest] = (now + self.ttl, team)
+        return team
+
+    def _flag(self, name: str, read: Callable[[], Any]) -> bool:
+        now = self._clock()
+        hit = self._flags.get(name)
+        if hit is not None and now < hit[0]:
+            return hit[1]
+        value = bool(read())
+        if self.ttl > 0:
+            with self._lock:
+                self._flags[name] = (now + self.ttl, value)
+        return value
 
     def any(self) -> bool:
-        return bool(self.repo.any())
+        return self._flag("any", self.repo.any)
 
     def keyless(self) -> bool:
-        return bool(self.repo.keyless())
+        return self._flag("keyless", self.repo.keyless)

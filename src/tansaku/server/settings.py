@@ -56,6 +56,13 @@ class ServerSettings:
     0: none)."""
     ingest_workers: int = 2
     """Threads running ingest jobs; jobs of one collection always run one after another."""
+    search_workers: int | None = None
+    """Searches computed at once (``tansaku.server.compute``; None: ``TANSAKU_SEARCH_WORKERS``,
+    else the cores the process may use)."""
+    event_flush_s: float | None = None
+    """How long a search's appdb row may wait to be written with others
+    (``tansaku.server.event_writer``; None: ``TANSAKU_EVENT_FLUSH_S``, else 0.5; 0: each row
+    is written with its search)."""
 
     @property
     def loopback(self) -> bool:

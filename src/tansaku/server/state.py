@@ -15,7 +15,9 @@ from fastapi import Depends, Request
 
 from tansaku.client import Tansaku
 from tansaku.server.auth import KeyStore, SessionResolver, authenticate
+from tansaku.server.compute import ComputePool
 from tansaku.server.errors import ApiError
+from tansaku.server.event_writer import EventWriter
 from tansaku.server.jobs import JobRunner
 from tansaku.server.metrics import Metrics
 from tansaku.server.owners import Owners
@@ -36,6 +38,10 @@ class AppState:
     model: str | None = None
     """The embedder's name once loaded (warm-up at start-up)."""
     model_error: str | None = None
+    compute: ComputePool | None = None
+    """Where searches run (``tansaku.server.compute``); None: in the request's thread."""
+    events: EventWriter | None = None
+    """Writes the searches' appdb rows in batches; :meth:`flush_events` before reading them."""
     _tables: Any = field(default=None, repr=False)
     _tables_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -75,7 +81,14 @@ class AppState:
         does not turn it on). Asked per request."""
         return self.settings.loopback and (self.keys is None or self.keys.keyless())
 
+    def flush_events(self) -> None:
+        """Every search answered so far has its row in appdb (a read of rows follows)."""
+        if self.events is not None:
+            self.events.flush()
+
     def close(self) -> None:
+        if self.compute is not None:
+            self.compute.shutdown()
         self.jobs.shutdown()
         with self._tables_lock:
             if self._tables is not None:
@@ -101,5 +114,10 @@ def get_team(request: Request) -> str:
     )
 
 
-StateDep = Annotated[AppState, Depends(get_state)]
+async def _state(request: Request) -> AppState:
+    """``get_state`` as a dependency run on the event loop (a plain attribute: no thread)."""
+    return get_state(request)
+
+
+StateDep = Annotated[AppState, Depends(_state)]
 TeamDep = Annotated[str, Depends(get_team)]

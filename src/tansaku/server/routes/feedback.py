@@ -55,6 +55,7 @@ def submit(body: FeedbackBody, request: Request, state: StateDep, team: TeamDep)
     """例: `{"query_id": "…", "rating": -1, "reason": "ヒールカードが出ない"}`。
     rating は 1(👍)、-1 または 0(👎)。設計 004 の形(`query_text`, `answer_text`,
     `user_reason`, `meta`)も受け付けるが、検索のメタ情報はサーバーの記録から組み立てる。"""
+    state.flush_events()  # the search it rates may have answered a moment ago
     record = state.appdb.feedback.submit(
         team,
         query_id=body.query_id,
@@ -126,5 +127,6 @@ def stats(
     start = parse_bound(date_from, end=False) or end - timedelta(days=DEFAULT_DAYS)
     if start >= end:
         raise InvalidRequest("from は to より前の日付にしてください")
+    state.flush_events()  # every search answered so far is counted
     result = state.appdb.feedback.feedback_stats(team, start, end)
     return json_response(result.to_dict())

@@ -39,10 +39,17 @@ def run_search(state: AppState, request: SearchRequest) -> SearchResult:
     summary="ハイブリッド検索",
     responses=documented(SearchResponse, *WRITE, 404, 409, 501),
 )
-def search(body: SearchBody, state: StateDep, team: TeamDep) -> Response:
+async def search(body: SearchBody, state: StateDep, team: TeamDep) -> Response:
     """`tansaku search --json` と同じ JSON(query_id, hits, plan, timings_ms)を返す。
 
     例: `{"query": "冷蔵庫が壊れた", "collection": "reports", "top_k": 5}`
     """
-    result = run_search(state, body.to_request(team))
-    return json_response(result.to_dict())
+    request = body.to_request(team)
+    if state.compute is None:
+        return _answer(state, request)
+    return await state.compute.run(_answer, state, request)
+
+
+def _answer(state: AppState, request: SearchRequest) -> Response:
+    """The search and its JSON, computed together in the server's search pool."""
+    return json_response(run_search(state, request).to_dict())
