@@ -17,12 +17,13 @@ import tansaku
 def markdown(report: dict[str, Any]) -> str:
     m, a = report["machine"], report["args"]
     base = f" --baseline {a['baseline']}" if a.get("baseline") else ""
+    after = f" --commit {a['commit']}" if a.get("commit") else ""
     lines = [
         "## Server load (`bench/serve_load.py`)",
         "",
         f"`python bench/serve_load.py --workspace {a['workspace']} --clients {a['threads']} "
         f"--seconds {a['seconds']:g} --runs {a['runs']} --endpoints {a['endpoints']} "
-        f"--questions {a['questions']} --job-modes {a['job_modes']}{base}` — {m['date']}, "
+        f"--questions {a['questions']} --job-modes {a['job_modes']}{base}{after}` — {m['date']}, "
         f"commit {report['commit']}{report.get('baseline_note', '')}, {m['cpu']}, "
         f"{m['cores']} cores, Python {m['python']}; load average before "
         f"{fmt_load(m['load_avg_at_start'])}, after {fmt_load(report['load_avg_at_end'])} "

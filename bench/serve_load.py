@@ -30,7 +30,8 @@ embedding model; the demo's reports, manuals, cards and tables). ``--job-modes
 process,thread`` starts one server per mode over the same workspace — upload jobs in worker
 processes (the default) or in threads of the server (``TANSAKU_JOB_PROCESSES=0``) — and
 alternates them run by run. ``--baseline REF`` starts instead one server on the code of commit
-REF (``git archive``, first on its ``PYTHONPATH``) and one on this checkout, and alternates
+REF (``git archive``, first on its ``PYTHONPATH``) and one on this checkout (or on commit
+``--commit``), and alternates
 them (before, after; then after, before …), so that both see the same machine.
 ``--server-env NAME=VALUE`` is passed to every server (``TANSAKU_EMBEDDER=onnx``).
 ``--markdown`` writes the table with the commit and the machine's load average before and
@@ -321,6 +322,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument(
         "--baseline", default=None, help="a commit: a second server on its code, alternated"
     )
+    ap.add_argument("--commit", default=None, help="with --baseline: the after server's code")
     ap.add_argument("--server-env", action="append", default=[], help="NAME=VALUE for servers")
     ap.add_argument("--no-ingest", dest="ingest", action="store_false")
     ap.add_argument("--since", type=date.fromisoformat, default=date(2024, 1, 1))
@@ -346,7 +348,11 @@ def start_servers(
     if args.baseline:
         sha, src = baseline_source(args.baseline)
         mode = args.job_modes.split(",")[0]
-        plans = [("before", mode, {**env, "PYTHONPATH": str(src)}), ("after", mode, env)]
+        after = env
+        if args.commit:  # the "after" code from a commit too, not this checkout's files
+            args.commit, after_src = baseline_source(args.commit)
+            after = {**env, "PYTHONPATH": str(after_src)}
+        plans = [("before", mode, {**env, "PYTHONPATH": str(src)}), ("after", mode, after)]
         note = f" against {sha} (before)"
     else:
         plans = [(m, m, env) for m in args.job_modes.split(",")]
@@ -387,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
             supply.close()
     del args.new_questions
     report = {"machine": host, "records": records, "args": vars(args), "rows": rows}
-    report |= {"commit": head_commit(), "baseline_note": note}
+    report |= {"commit": args.commit or head_commit(), "baseline_note": note}
     report["load_avg_at_end"] = os.getloadavg()
     if args.json:
         args.json.write_text(json.dumps(report, ensure_ascii=False, indent=1, default=str))
