@@ -18,6 +18,7 @@ def markdown(report: dict[str, Any]) -> str:
     m, a = report["machine"], report["args"]
     base = f" --baseline {a['baseline']}" if a.get("baseline") else ""
     after = f" --commit {a['commit']}" if a.get("commit") else ""
+    after += "".join(f" --server-env {kv}" for kv in a.get("server_env") or [])
     lines = [
         "## Server load (`bench/serve_load.py`)",
         "",

@@ -33,7 +33,8 @@ alternates them run by run. ``--baseline REF`` starts instead one server on the 
 REF (``git archive``, first on its ``PYTHONPATH``) and one on this checkout (or on commit
 ``--commit``), and alternates
 them (before, after; then after, before …), so that both see the same machine.
-``--server-env NAME=VALUE`` is passed to every server (``TANSAKU_EMBEDDER=onnx``).
+``--server-env NAME=VALUE`` is passed to every server (``TANSAKU_EMBEDDER=onnx``),
+``--server-env before:NAME=VALUE`` (or ``after:``) to one of the two.
 ``--markdown`` writes the table with the commit and the machine's load average before and
 after.
 """
@@ -323,7 +324,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--baseline", default=None, help="a commit: a second server on its code, alternated"
     )
     ap.add_argument("--commit", default=None, help="with --baseline: the after server's code")
-    ap.add_argument("--server-env", action="append", default=[], help="NAME=VALUE for servers")
+    ap.add_argument("--server-env", action="append", default=[], help="[before:|after:]NAME=VALUE")
     ap.add_argument("--no-ingest", dest="ingest", action="store_false")
     ap.add_argument("--since", type=date.fromisoformat, default=date(2024, 1, 1))
     ap.add_argument("--upload-records", type=int, default=300)
@@ -342,7 +343,12 @@ def start_servers(
 ) -> tuple[list[Server], str]:
     """One server per job mode, or (``--baseline``) one on the baseline's code and one on this
     checkout's, both with the first job mode; returns them and a note naming the baseline."""
-    env = dict(kv.split("=", 1) for kv in args.server_env)
+    env = dict(kv.split("=", 1) for kv in args.server_env if ":" not in kv.split("=", 1)[0])
+    only = {  # before:NAME=VALUE / after:NAME=VALUE: one server's own
+        label: dict(kv.split(":", 1)[1].split("=", 1) for kv in args.server_env
+                    if kv.split("=", 1)[0].startswith(f"{label}:"))
+        for label in ("before", "after")
+    }  # fmt: skip
     plans: list[tuple[str, str, dict[str, str]]] = []
     note = ""
     if args.baseline:
@@ -352,7 +358,10 @@ def start_servers(
         if args.commit:  # the "after" code from a commit too, not this checkout's files
             args.commit, after_src = baseline_source(args.commit)
             after = {**env, "PYTHONPATH": str(after_src)}
-        plans = [("before", mode, {**env, "PYTHONPATH": str(src)}), ("after", mode, after)]
+        plans = [
+            ("before", mode, {**env, **only["before"], "PYTHONPATH": str(src)}),
+            ("after", mode, {**after, **only["after"]}),
+        ]
         note = f" against {sha} (before)"
     else:
         plans = [(m, m, env) for m in args.job_modes.split(",")]

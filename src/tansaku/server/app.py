@@ -29,6 +29,7 @@ from tansaku.server import errors
 from tansaku.server.apidocs import render_docs
 from tansaku.server.auth import KeyStore, ServerNotSecured
 from tansaku.server.compute import ComputePool, pool_size
+from tansaku.server.embed_thread import on_query_thread
 from tansaku.server.event_writer import EventWriter, flush_interval
 from tansaku.server.events import RecordingEventLog, collection_versions
 from tansaku.server.hostguard import KeylessGuard
@@ -85,11 +86,13 @@ def _open_appdb(client: Tansaku) -> Any:
 def _connect(source: str | Path | None) -> Tansaku:
     """The workspace with its configured embedder (``[embedder]`` of its ``tansaku.toml`` or
     ``TANSAKU_EMBED*``, as ``tansaku ingest`` uses; the bundled model when none is set), so
-    that queries are embedded by the model the collections were built with."""
+    that queries are embedded by the model the collections were built with — a local model's
+    query embeddings on one thread of their own (``tansaku.server.embed_thread``)."""
     from tansaku.backends import workspace_home
-    from tansaku.embed import load_embedder
+    from tansaku.embed import default_embedder, load_embedder
 
-    return tansaku.connect(source, embedder=load_embedder(workspace_home(source)))
+    embedder = load_embedder(workspace_home(source)) or default_embedder()
+    return tansaku.connect(source, embedder=on_query_thread(embedder))
 
 
 def _warm_up(state: AppState) -> None:
@@ -170,8 +173,9 @@ def create_app(
         keys=keystore,
         appdb=db,
         owns_client=owns,
-        compute=ComputePool(pool_size(settings.search_workers)),
     )
+    if (workers := pool_size(settings.search_workers)) > 0:
+        state.compute = ComputePool(workers)
     interval = flush_interval(settings.event_flush_s)
     if db is not None and interval > 0:
         state.events = EventWriter(db.events, interval=interval)

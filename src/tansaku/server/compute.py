@@ -29,11 +29,12 @@ def cores() -> int:
 
 
 def pool_size(setting: int | None = None) -> int:
-    """``setting``, else ``$TANSAKU_SEARCH_WORKERS``, else the cores (at least 1)."""
+    """``setting``, else ``$TANSAKU_SEARCH_WORKERS``, else the cores; 0: no pool (each search
+    in its request's thread, as every other route)."""
     if setting is None:
         raw = os.environ.get(ENV_WORKERS, "").strip()
         setting = int(raw) if raw.isdigit() else None
-    return max(1, setting or cores())
+    return cores() if setting is None else max(0, setting)
 
 
 class ComputePool:

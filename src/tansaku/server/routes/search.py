@@ -5,6 +5,7 @@ finds it by ``query_id``."""
 from __future__ import annotations
 
 from fastapi import APIRouter
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 
 from tansaku.search.types import SearchRequest, SearchResult
@@ -46,7 +47,7 @@ async def search(body: SearchBody, state: StateDep, team: TeamDep) -> Response:
     """
     request = body.to_request(team)
     if state.compute is None:
-        return _answer(state, request)
+        return await run_in_threadpool(_answer, state, request)
     return await state.compute.run(_answer, state, request)
 
 
