@@ -8,7 +8,7 @@ export PYTHONUTF8 := 1
 
 .DEFAULT_GOAL := help
 
-.PHONY: help install test test-unit lint fmt typecheck demo-build bench bench-jsquad bench-cards bench-peers bench-scale bench-analysis demo run clean
+.PHONY: help install test test-fast test-unit lint fmt typecheck demo-build bench bench-jsquad bench-cards bench-peers bench-scale bench-analysis demo run clean
 
 help: ## show this help
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-11s %s\n", $$1, $$2}'
@@ -25,8 +25,10 @@ install: $(STAMP) ## create .venv and install tansaku with every extra and the d
 test: $(STAMP) ## run the whole test suite (unit + integration + e2e)
 	$(BIN)/pytest
 
-test-unit: $(STAMP) ## fast unit tests only
-	$(BIN)/pytest -m "not integration and not e2e"
+test-fast: $(STAMP) ## the developer's loop: in-process tests only (no real model, browser, PostgreSQL or CLI processes), on every core
+	$(BIN)/pytest -m "not integration and not e2e" -n auto
+
+test-unit: test-fast ## alias of test-fast
 
 lint: $(STAMP) ## ruff lint + format check + the layer contracts (import-linter)
 	$(BIN)/ruff check src tests bench
