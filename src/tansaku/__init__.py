@@ -1,10 +1,19 @@
-"""tansaku (探索): Japanese-first hybrid search and agents over business knowledge."""
+"""tansaku (探索): Japanese-first hybrid search and agents over business knowledge.
 
-from tansaku.client import CollectionInfo, Tansaku, connect
-from tansaku.config import Axis, AxisMode, CollectionConfig, FusionConfig, FusionMethod
-from tansaku.records import Record, record_id
-from tansaku.search.types import Hit, SearchRequest, SearchResult
-from tansaku.store.base import Filter
+``import tansaku`` loads nothing heavy: each name below is imported on first use (``connect``
+brings the store engine, numpy and the analyzer with it)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tansaku.client import CollectionInfo, Tansaku, connect
+    from tansaku.config import Axis, AxisMode, CollectionConfig, FusionConfig, FusionMethod
+    from tansaku.records import Record, record_id
+    from tansaku.search.types import Hit, SearchRequest, SearchResult
+    from tansaku.store.base import Filter
 
 __version__ = "0.1.0"
 
@@ -25,3 +34,33 @@ __all__ = [
     "connect",
     "record_id",
 ]
+
+_LAZY = {
+    "CollectionInfo": "tansaku.client",
+    "Tansaku": "tansaku.client",
+    "connect": "tansaku.client",
+    "Axis": "tansaku.config",
+    "AxisMode": "tansaku.config",
+    "CollectionConfig": "tansaku.config",
+    "FusionConfig": "tansaku.config",
+    "FusionMethod": "tansaku.config",
+    "Record": "tansaku.records",
+    "record_id": "tansaku.records",
+    "Hit": "tansaku.search.types",
+    "SearchRequest": "tansaku.search.types",
+    "SearchResult": "tansaku.search.types",
+    "Filter": "tansaku.store.base",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tansaku' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tansaku.backends import Backend, backend_for, configured_url, is_url, workspace_home
 from tansaku.backends.embedded.views import CollectionInfo, info_of, list_infos
@@ -28,12 +28,6 @@ from tansaku.errors import (
     TansakuError,
     WorkspaceNotFound,
 )
-from tansaku.ingest.pipeline import (
-    IngestReport,
-    ProgressFn,
-    ingest_records,
-    load_sources,
-)
 from tansaku.records import Record
 from tansaku.search.engine import SearchServices
 from tansaku.search.engine import search as run_search
@@ -41,6 +35,9 @@ from tansaku.search.events import SearchEventLog
 from tansaku.search.types import SearchRequest, SearchResult
 from tansaku.store.base import Filter
 from tansaku.workspace import DEFAULT_TEAM, Workspace, validate_name
+
+if TYPE_CHECKING:  # ingesting imports the loaders; searching needs none of them
+    from tansaku.ingest.pipeline import IngestReport, ProgressFn
 
 
 class Tansaku:
@@ -224,6 +221,8 @@ class Tansaku:
         """Load files/folders into ``collection`` for ``team``; see :class:`IngestReport`.
         Only regular files inside the given folders are read (``follow_symlinks`` also follows
         links that leave them); the source files are read before the writer lock is taken."""
+        from tansaku.ingest.pipeline import ingest_records, load_sources
+
         validate_name(team, "チーム名")
         cfg = self._config(collection, config)
         preview = self._preview(collection, cfg)
@@ -258,6 +257,8 @@ class Tansaku:
         on_wait: WaitFn | None = None,
     ) -> IngestReport:
         """Ingest records you built yourself; ``sync`` makes the collection mirror them."""
+        from tansaku.ingest.pipeline import ingest_records
+
         validate_name(team, "チーム名")
         cfg = self._config(collection, config)
         if dry_run:
@@ -282,6 +283,8 @@ class Tansaku:
         **options: Any,
     ) -> IngestReport:
         """``records`` into ``collection`` as one writer: checkpoints publish as it goes."""
+        from tansaku.ingest.pipeline import ingest_records
+
         with self.writing(collection, config=config, on_wait=on_wait, lazy=True) as col:
             return ingest_records(
                 col,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -128,12 +129,60 @@ def print_answer(answer: Answer) -> None:
         out.print(f"[dim]\\[{n}] {where} ({render.inline(c.doc_id)})[/]", highlight=False)
 
 
+class LazyTables:
+    """The workspace's tables, opened — DuckDB's worker process started — only when a tool
+    queries them: a question the records answer costs no table start-up. ``config`` (the
+    tools' names and tables) is read from ``tables.toml`` without opening anything."""
+
+    def __init__(self, home: Path | None, *, team: str | None = None, root: Any = None) -> None:
+        self._home = home
+        self._root: LazyTables = root if root is not None else self
+        self._team = team
+        self._db: Any = None
+        self._config: Any = None
+
+    @property
+    def config(self) -> Any:
+        root = self._root
+        if root._db is not None:
+            return root._db.config
+        if root._config is None:
+            from tansaku.tables import load_tables_config
+
+            root._config = load_tables_config(Workspace.from_env(root._home).tables_file)
+        return root._config
+
+    def for_team(self, team: str) -> LazyTables:
+        return LazyTables(self._home, team=team, root=self._root)
+
+    def _open(self) -> Any:
+        root = self._root
+        if root._db is None:
+            root._db = open_tables(root._home, note=True)
+            if root._db is None:
+                raise TansakuError("表データを開けません")
+        return root._db.for_team(self._team) if self._team else root._db
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._open(), name)
+
+    def close(self) -> None:
+        if self._root is self and self._db is not None:
+            self._db.close()
+
+
 @contextlib.contextmanager
 def session(home: Path | None) -> Iterator[tuple[Any, Any]]:
-    """The workspace client and its tables (or None), closed on exit."""
-    tables = open_tables(home)
-    with connect(home, create=False) as ts, tables or contextlib.nullcontext():
-        yield ts, tables
+    """The workspace client and its tables (None when none are registered), closed on exit;
+    the tables open on first use (:class:`LazyTables`)."""
+    registered = Workspace.from_env(home).tables_file.is_file()
+    tables = LazyTables(home) if registered and find_spec("duckdb") is not None else None
+    try:
+        with connect(home, create=False) as ts:
+            yield ts, tables
+    finally:
+        if tables is not None:
+            tables.close()
 
 
 def ask(

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from tansaku.cli import render
 from tansaku.cli.common import HomeOpt
 from tansaku.errors import TansakuError
-from tansaku.ingest.pipeline import IngestReport
+
+if TYPE_CHECKING:
+    from tansaku.ingest.pipeline import IngestReport
 
 demo_app = typer.Typer(
     help="同梱のサンプルデータでデモ用ワークスペースを作り、検索例を表示する",

@@ -9,6 +9,8 @@ only with ``tansaku --debug ...`` or ``TANSAKU_DEBUG=1``.
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Iterable
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any
@@ -72,7 +74,7 @@ class _Commands(TyperGroup):
             raise _unexpected(exc) from None
 
 
-app = typer.Typer(
+_app = typer.Typer(
     name="tansaku",
     cls=_Commands,
     help="探索 tansaku — 日本語の業務ナレッジを検索するツールキット",
@@ -82,7 +84,7 @@ app = typer.Typer(
 )
 
 
-@app.callback()
+@_app.callback()
 def _root(
     ctx: typer.Context,
     debug: Annotated[
@@ -125,14 +127,14 @@ def _set_env(ctx: typer.Context, name: str, value: str) -> None:
     ctx.call_on_close(restore)
 
 
-@app.command()
+@_app.command()
 def init(home: HomeOpt = None) -> None:
     """ワークスペースを作成する。"""
     ws = Workspace.from_env(home).ensure()
     out.print(f"ワークスペースを用意しました: {ws.home}")
 
 
-@app.command()
+@_app.command()
 def ingest(
     paths: Annotated[list[Path], typer.Argument(help="取り込むファイルまたはフォルダ")],
     collection: Annotated[str, typer.Option("--collection", "-c", help="コレクション名")],
@@ -291,7 +293,7 @@ def _parse_date(value: str | None, option: str) -> date | None:
         ) from None
 
 
-@app.command()
+@_app.command()
 def search(
     query: Annotated[str, typer.Argument(help="検索クエリ(日本語)")],
     collection: Annotated[str, typer.Option("--collection", "-c", help="コレクション名")],
@@ -392,45 +394,78 @@ def search(
 
 
 # Each module registers its commands with ``register(app)``; imported lazily so that a command's
-# heavy imports (duckdb, fastapi, mcp …) cost nothing to the others.
-_COMMAND_MODULES = (
-    "admin",
-    "ask",
-    "chat",
-    "demo",
-    "eval",
-    "feedback",
-    "keys",
-    "maintenance",
-    "mcp",
-    "models",
-    "qa",
-    "serve",
-    "tables",
-    "transfer",
-    "tune",
-)
+# heavy imports (duckdb, fastapi, mcp …) cost nothing to the others: ``tansaku search`` imports
+# none of them, ``tansaku ask`` only ``cli/ask.py``; ``--help`` (or an unknown name) all.
+COMMANDS = {
+    "collections": "admin",
+    "doctor": "admin",
+    "ask": "ask",
+    "unanswered": "ask",
+    "chat": "chat",
+    "demo": "demo",
+    "eval": "eval",
+    "feedback": "feedback",
+    "keys": "keys",
+    "migrate": "maintenance",
+    "reembed": "maintenance",
+    "mcp": "mcp",
+    "models": "models",
+    "qa": "qa",
+    "serve": "serve",
+    "sql": "tables",
+    "stats": "tables",
+    "tables": "tables",
+    "export": "transfer",
+    "import": "transfer",
+    "tune": "tune",
+}
+_OWN = frozenset({"init", "ingest", "search"})
+_ROOT_VALUED = frozenset({"--qdrant-url"})
+_registered: set[str] = set()
 
 
-def _register_subcommands() -> None:
+def _register(modules: Iterable[str]) -> None:
     import importlib
 
-    for name in _COMMAND_MODULES:
-        module_name = f"tansaku.cli.{name}"
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name == module_name:  # a subcommand module not written yet
-                continue
-            raise
-        module.register(app)
+    for name in modules:
+        if name in _registered:
+            continue
+        _registered.add(name)
+        importlib.import_module(f"tansaku.cli.{name}").register(_app)
 
 
-_register_subcommands()
+def register_all() -> typer.Typer:
+    """Every subcommand registered (``--help``, the tests' ``CliRunner``): the app."""
+    _register(dict.fromkeys(COMMANDS.values()))
+    return _app
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # ``from tansaku.cli.main import app``: the whole command
+        return register_all()
+    raise AttributeError(f"module 'tansaku.cli.main' has no attribute {name!r}")
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The subcommand named on the command line (after the root options), or None."""
+    args = iter(argv)
+    for arg in args:
+        if arg in _ROOT_VALUED:
+            next(args, None)
+        elif not arg.startswith("-"):
+            return arg
+    return None
 
 
 def main() -> None:
-    app()
+    name = _command_of(sys.argv[1:])
+    if name in _OWN:
+        pass
+    elif name in COMMANDS:
+        _register([COMMANDS[name]])
+    else:
+        register_all()
+    _app()
 
 
 if __name__ == "__main__":  # pragma: no cover

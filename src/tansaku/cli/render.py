@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import re
 from datetime import date
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from tansaku.client import CollectionInfo
-from tansaku.ingest.pipeline import IngestReport
-from tansaku.search.merge import preview
-from tansaku.search.plan import SearchPlan
-from tansaku.search.types import SearchResult
+if TYPE_CHECKING:  # what is rendered; imported by the commands that make it
+    from tansaku.client import CollectionInfo
+    from tansaku.ingest.pipeline import IngestReport
+    from tansaku.search.plan import SearchPlan
+    from tansaku.search.types import SearchResult
 
 # C0 except tab and newline, DEL, C1, and the bidi marks/embeddings/overrides/isolates that can
 # reorder what a terminal shows ("Trojan source")
@@ -97,6 +98,12 @@ def _day(value: date | None) -> str:
     return value.isoformat() if value else ""
 
 
+def _preview(text: str, limit: int) -> str:
+    from tansaku.search.merge import preview
+
+    return preview(text, limit)
+
+
 def print_search(console: Console, result: SearchResult, *, empty: bool = False) -> None:
     """The result; ``empty``: the team has no record in the collection at all (a different
     message from a search that found nothing)."""
@@ -131,7 +138,7 @@ def print_search(console: Console, result: SearchResult, *, empty: bool = False)
             f"[bold cyan]{i:>2}.[/] [green]{hit.score:.3f}[/] [bold]{title}[/]"
             f" [dim]{inline(hit.record.id)}{'  ' + extra if extra else ''}  ({axes})[/]"
         )
-        console.print(f"    {safe(preview(hit.record.text, 110))}")
+        console.print(f"    {safe(_preview(hit.record.text, 110))}")
 
 
 def print_collections(console: Console, infos: list[CollectionInfo]) -> None:

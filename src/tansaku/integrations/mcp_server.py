@@ -23,7 +23,6 @@ import logging
 import re
 import socket
 from collections.abc import Awaitable, Callable, MutableMapping
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +53,8 @@ AsgiApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 def require_sdk() -> None:
     """The ``mcp`` SDK at ``MIN_SDK`` or later (the 2.x server API differs from 1.x), or
     MissingExtra naming the pip command."""
+    from importlib import metadata  # 30 ms of imports: only for the MCP commands
+
     try:
         version = metadata.version("mcp")
         import mcp.server  # noqa: F401
