@@ -29,9 +29,9 @@ from tansaku.errors import (
     WorkspaceNotFound,
 )
 from tansaku.records import Record
-from tansaku.search.engine import SearchServices
 from tansaku.search.engine import search as run_search
 from tansaku.search.events import SearchEventLog
+from tansaku.search.services import SearchServices
 from tansaku.search.types import SearchRequest, SearchResult
 from tansaku.store.base import Filter
 from tansaku.workspace import DEFAULT_TEAM, Workspace, validate_name

@@ -12,8 +12,8 @@ import tansaku
 from tansaku.backends import EmbeddedBackend, backend_for, is_url, register_scheme
 from tansaku.errors import ConfigError
 from tansaku.records import Record
-from tansaku.search.engine import SearchServices
 from tansaku.search.expand import RuleExpander
+from tansaku.search.services import SearchServices
 from tansaku.store.protocols import CollectionStorage, RecordStore, UnitIndex
 from tansaku.testing import HashEmbedder
 from tansaku.workspace import Workspace

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tansaku.search.classify import Classification, QueryLabel, RuleClassifier, classify
-    from tansaku.search.engine import SearchServices, search
+    from tansaku.search.engine import search
     from tansaku.search.events import SearchEventLog, build_event, read_events
     from tansaku.search.expand import ExpandContext, Expander, RuleExpander
     from tansaku.search.filters import parse_where, resolve_filter
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         rerank_with_weights,
     )
     from tansaku.search.plan import SearchPlan, StagePlan
+    from tansaku.search.services import SearchServices
     from tansaku.search.types import AxisScore, Hit, SearchRequest, SearchResult
 
 _LAZY = {
@@ -34,7 +35,7 @@ _LAZY = {
     "QueryLabel": "tansaku.search.classify",
     "RuleClassifier": "tansaku.search.classify",
     "classify": "tansaku.search.classify",
-    "SearchServices": "tansaku.search.engine",
+    "SearchServices": "tansaku.search.services",
     "search": "tansaku.search.engine",
     "SearchEventLog": "tansaku.search.events",
     "build_event": "tansaku.search.events",
