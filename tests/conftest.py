@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import ipaddress
 import os
+import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,3 +45,56 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             marks |= {"postgres", "integration"}
         for mark in sorted(marks - {m.name for m in item.iter_markers()}):
             item.add_marker(getattr(pytest.mark, mark))
+
+
+# -- no test reaches the network -------------------------------------------------------------
+# Every provider (LLM, embedding, rerank, Qdrant) is tested against a local fake server on
+# 127.0.0.1; a test that would reach another host fails here, in this process, at once.
+_connect = socket.socket.connect
+_connect_ex = socket.socket.connect_ex
+_getaddrinfo = socket.getaddrinfo
+LOCAL_NAMES = {"localhost", "localhost.localdomain", ""}
+
+
+def _local(address: Any) -> bool:
+    if not isinstance(address, tuple):  # a Unix socket path
+        return True
+    host = str(address[0]).split("%")[0]
+    if host in LOCAL_NAMES:
+        return True
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return ip.is_loopback or ip.is_unspecified
+
+
+def _refuse(address: Any) -> OSError:
+    return ConnectionRefusedError(
+        f"tests never leave this machine: connection to {address!r} refused"
+    )
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> None:
+    if not _local(address):
+        raise _refuse(address)
+    _connect(self, address)
+
+
+def _guarded_connect_ex(self: socket.socket, address: Any) -> int:
+    if not _local(address):
+        raise _refuse(address)
+    return _connect_ex(self, address)
+
+
+def _guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+    name = host.decode() if isinstance(host, bytes) else str(host or "")
+    if name not in LOCAL_NAMES and not _local((name, 0)):
+        raise socket.gaierror(socket.EAI_NONAME, f"tests never leave this machine: {name!r}")
+    return _getaddrinfo(host, *args, **kwargs)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
+    socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
+    socket.getaddrinfo = _guarded_getaddrinfo
