@@ -8,11 +8,11 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tansaku.backends import Backend, backend_for, configured_url, is_url, workspace_home
 from tansaku.backends.embedded.views import CollectionInfo, info_of, list_infos
@@ -38,6 +38,8 @@ from tansaku.workspace import DEFAULT_TEAM, Workspace, validate_name
 
 if TYPE_CHECKING:  # ingesting imports the loaders; searching needs none of them
     from tansaku.ingest.pipeline import IngestReport, ProgressFn
+
+T = TypeVar("T")
 
 
 class Tansaku:
@@ -185,8 +187,14 @@ class Tansaku:
 
     def collections(self) -> list[CollectionInfo]:
         """Every collection's info; one that another process removes meanwhile is left out."""
-        read = lambda name: info_of(name, self.collection(name))  # noqa: E731
-        return list_infos(self.backend.names(), read, self.backend.exists)
+        return self.each_collection(
+            self.backend.names(), lambda name: info_of(name, self.collection(name))
+        )
+
+    def each_collection(self, names: Iterable[str], read: Callable[[str], T]) -> list[T]:
+        """``read(name)`` of each of ``names``, leaving out a collection another process
+        removes meanwhile."""
+        return list_infos(names, read, self.backend.exists)
 
     # -- ingest -------------------------------------------------------------------------
     def _config(

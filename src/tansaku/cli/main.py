@@ -341,7 +341,6 @@ def search(
     home: HomeOpt = None,
 ) -> None:
     """コレクションをハイブリッド検索する(BM25 + ベクトル、同義語・相対日付・クエリ展開つき)。"""
-    from tansaku.backends.embedded.views import team_has_records
     from tansaku.store.base import Filter
 
     if not query.strip():
@@ -384,7 +383,7 @@ def search(
                 synonyms=synonyms,
                 rerank=rerank,
             )
-            empty = not result.hits and not team_has_records(ts.collection(collection), team)
+            empty = not result.hits and not ts.collection(collection).has_records(team)
     except TansakuError as exc:
         raise library_error(exc) from None
     if as_json:

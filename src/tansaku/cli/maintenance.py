@@ -52,7 +52,7 @@ def migrate(
 
     移行が終わって新しい世代が確定するまで、元のデータはバックアップとして残る。
     --check は何も変えずに移行の要否だけを調べる(スクリプト向け: 必要なら終了コード 1)。"""
-    from tansaku.backends.embedded.migrate import STATE_VERSION, migrate_workspace, pending
+    from tansaku.maintenance.layout import LAYOUT, migrate_workspace, pending
     from tansaku.workspace import Workspace
 
     ws = Workspace.from_env(home)
@@ -62,7 +62,7 @@ def migrate(
         todo = pending(ws)
         if check:
             if as_json:
-                emit_json({"pending": [m.to_dict() for m in todo], "layout": STATE_VERSION})
+                emit_json({"pending": [m.to_dict() for m in todo], "layout": LAYOUT})
             elif todo:
                 for m in todo:
                     out.print(
@@ -85,13 +85,13 @@ def migrate(
     except TansakuError as exc:
         raise library_error(exc) from None
     if as_json:
-        emit_json({"migrated": [m.to_dict() for m in done], "layout": STATE_VERSION})
+        emit_json({"migrated": [m.to_dict() for m in done], "layout": LAYOUT})
         return
     if not done:
         out.print("移行が必要なコレクションはありません")
     for m in done:
         out.print(
-            f"移行しました: {m.collection}({_layout(m.layout)} → 形式{STATE_VERSION}、"
+            f"移行しました: {m.collection}({_layout(m.layout)} → 形式{LAYOUT}、"
             f"{m.records:,} 件、世代 {m.generation})",
             highlight=False,
             markup=False,

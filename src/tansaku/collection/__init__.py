@@ -105,6 +105,11 @@ class Collection:
         _ = self.units
         return tenant in self.state.units
 
+    def has_records(self, tenant: str) -> bool:
+        """Whether the tenant has any record here (from the statistics, no scan)."""
+        fields = self.state.bm25.get(tenant) or {}
+        return any(st.count > 0 for st in fields.values())
+
     @property
     def needs_units(self) -> bool:
         return any(a.mode is AxisMode.BIGRAM for a in self.config.axes)

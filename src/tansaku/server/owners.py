@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 
 from tansaku.client import CollectionInfo, Tansaku
-from tansaku.collection import atomic_write
+from tansaku.files import atomic_write
 
 
 class Owners:

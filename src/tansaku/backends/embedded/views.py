@@ -114,10 +114,5 @@ def list_infos(
     return [info for info in found if info is not None]
 
 
-def team_has_records(col: Collection, team: str) -> bool:
-    """Whether ``team`` has any record in the collection (from its statistics, no scan)."""
-    return _has_records(col.state.bm25.get(team) or {})
-
-
 def _has_records(fields: dict[str, Any]) -> bool:
     return any(getattr(st, "count", 0) > 0 for st in fields.values())

@@ -11,7 +11,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from tansaku.backends.embedded.views import list_infos
 from tansaku.client import CollectionInfo
 from tansaku.config import CollectionConfig, config_from_dict
 from tansaku.errors import ConfigError
@@ -71,8 +70,8 @@ def _visible(state: AppState, team: str, name: str) -> CollectionInfo:
 def list_collections(state: StateDep, team: TeamDep) -> Response:
     """チームが見られるコレクション(件数はチーム自身の記録数)。"""
     infos = {i.name: i for i in visible(state.client, state.owners, team)}
-    summaries = list_infos(  # a collection deleted meanwhile (any process) is left out
-        infos, lambda name: _summary(state, team, infos[name]), state.client.has_collection
+    summaries = state.client.each_collection(  # one deleted meanwhile is left out
+        infos, lambda name: _summary(state, team, infos[name])
     )
     return json_response({"collections": summaries})
 
