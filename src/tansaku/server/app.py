@@ -29,7 +29,6 @@ from tansaku.server import errors
 from tansaku.server.apidocs import render_docs
 from tansaku.server.auth import KeyStore, ServerNotSecured
 from tansaku.server.compute import ComputePool, pool_size
-from tansaku.server.embed_thread import on_query_thread
 from tansaku.server.event_writer import EventWriter, flush_interval
 from tansaku.server.events import RecordingEventLog, collection_versions
 from tansaku.server.hostguard import KeylessGuard
@@ -86,13 +85,11 @@ def _open_appdb(client: Tansaku) -> Any:
 def _connect(source: str | Path | None) -> Tansaku:
     """The workspace with its configured embedder (``[embedder]`` of its ``tansaku.toml`` or
     ``TANSAKU_EMBED*``, as ``tansaku ingest`` uses; the bundled model when none is set), so
-    that queries are embedded by the model the collections were built with — a local model's
-    query embeddings on one thread of their own (``tansaku.server.embed_thread``)."""
+    that queries are embedded by the model the collections were built with."""
     from tansaku.backends import workspace_home
-    from tansaku.embed import default_embedder, load_embedder
+    from tansaku.embed import load_embedder
 
-    embedder = load_embedder(workspace_home(source)) or default_embedder()
-    return tansaku.connect(source, embedder=on_query_thread(embedder))
+    return tansaku.connect(source, embedder=load_embedder(workspace_home(source)))
 
 
 def _warm_up(state: AppState) -> None:
