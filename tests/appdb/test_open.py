@@ -15,7 +15,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, text
 
 from tansaku.appdb import AppDBError, open_appdb, resolve_url
-from tansaku.appdb.migrate import head_revision
+from tansaku.appdb.migrate import HEAD, head_revision
 from tansaku.appdb.models import Base
 
 
@@ -67,6 +67,10 @@ def test_migrated_schema_is_exactly_the_models(db) -> None:
         tables = set(inspect(c).get_table_names())
     assert {"search_events", "feedback", "api_keys", "jobs", "unanswered"} <= tables
     assert {"conversations", "messages", "alembic_version"} <= tables
+
+
+def test_the_fast_head_check_names_alembic_s_head() -> None:
+    assert head_revision() == HEAD  # a new migration: set migrate.HEAD to its revision
 
 
 def test_reopening_does_not_migrate_again(db_target) -> None:
