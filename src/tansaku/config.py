@@ -82,7 +82,7 @@ _LABELS = {
     "ExpandMode": "expand",
     "MergeMethod": "merge",
 }
-NORMALIZATIONS = ("max", "minmax")
+NORMALIZATIONS = ("max", "minmax", "zscore")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,6 +115,9 @@ class MergeMethod(ConfigEnum):
     RRF = "rrf"
 
 
+DEFAULT_FUNCTIONAL_WEIGHT = 0.5
+
+
 @dataclass(frozen=True, kw_only=True)
 class QueryConfig:
     """Query understanding: synonyms, relative dates, multi-query expansion, retry."""
@@ -129,8 +132,10 @@ class QueryConfig:
     budget_ms: int = 2000
     # weight of the query's functional phrasing (question endings, request phrases: どこに
     # 行けばいいですか, 〜について教えて) in its BM25 terms and bigrams; 1.0 weighs nothing down
-    # (tansaku.text.functional)
-    functional_weight: float = 1.0
+    # (tansaku.text.functional). 0.5: ≥ 1.0 on every set of the benchmark basket, better on
+    # the FAQ set (nta-qa +0.004 nDCG@10), niilc-qa and jnli-para; 0.3 cost lawqa-jp 0.007
+    # (docs/benchmarks.md)
+    functional_weight: float = DEFAULT_FUNCTIONAL_WEIGHT
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.functional_weight <= 1.0:
@@ -280,7 +285,7 @@ def _query_config(raw: Mapping[str, Any]) -> QueryConfig:
         source_weights={str(k): float(v) for k, v in raw.get("source_weights", {}).items()},
         retry=bool(raw.get("retry", True)),
         budget_ms=int(raw.get("budget_ms", 2000)),
-        functional_weight=float(raw.get("functional_weight", 1.0)),
+        functional_weight=float(raw.get("functional_weight", DEFAULT_FUNCTIONAL_WEIGHT)),
     )
 
 

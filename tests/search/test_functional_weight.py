@@ -85,6 +85,11 @@ def test_the_fused_default_ranks_the_procedure_named_first(ts) -> None:
     assert _first(ts, functional_weight=0.3) == "tennyu"
 
 
+def test_the_default_weighs_the_frame_down(ts) -> None:
+    assert CollectionConfig(name="x").query.functional_weight == 0.5
+    assert _first(ts) == "tennyu"
+
+
 def test_the_collection_setting_applies_and_a_request_overrides_it(ts) -> None:
     assert _first(ts, "faq-weighted") == "tennyu"
     assert _first(ts, "faq-weighted", functional_weight=1.0) != "tennyu"

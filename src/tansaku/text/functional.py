@@ -6,21 +6,24 @@ whose entries are questions, the frame's words (どこ, 行く, 良い, 出す) 
 the same way, and several of them together outweigh the one content term: another procedure's
 entry ending 「…どこにいけばいいですか。」 ranks first. Here the query's morphemes are sorted by
 part of speech (Sudachi) into content and function, and function gets ``weight`` (< 1) in the
-query's BM25 vector and in its character bigrams; the document side is untouched.
+query's BM25 vector and, per character, in its character bigrams; the document side is
+untouched.
 
 Functional: what the analyzer's stop filter drops (particles, auxiliary verbs, punctuation —
 for the bigrams; BM25 never sees them), pronouns (どこ, 何), adverbs (どう), adnominals (この),
-conjunctions, interjections, verbs and adjectives Sudachi marks 非自立可能 (為る, 行く, 居る, 有る,
-出す, 下さる, 良い, 無い), auxiliary-stem adjectivals (よう, そう), and the words of question and
-request frames in :data:`FRAME_WORDS` (教える, 知る, 分かる, 宜しい, 如何, 事, 物, 為, 所…). A
+conjunctions, interjections, the generic verbs and adjectives of :data:`GENERIC_PREDICATES`
+(為る, 行く, 居る, 有る, 成る, 出す, 下さる, 良い, 無い… — Sudachi marks them 非自立可能, but
+also 去る of 「風とともに去りぬ」, which stays content), auxiliary-stem adjectivals (よう, そう),
+and the words of question and request frames in :data:`FRAME_WORDS` (教える, 知る, 分かる,
+宜しい, 如何, 事, 物, 為, 所…). A
 term that also occurs as content in the query keeps weight 1; a query with no content term at
 all is left unweighted (the frame is all it says).
 
 >>> w = query_weights("転入届を出したいのですが、どこに行けばいいですか", get_analyzer(), 0.3)
 >>> w.terms          # BM25 terms below 1
-{'出す': 0.3, 'どこ': 0.3, '行く': 0.3, '良い': 0.3}
->>> w.grams["転入"], w.grams["どこ"]
-(1.0, 0.3)
+{'どこ': 0.3, '出す': 0.3, '良い': 0.3, '行く': 0.3}
+>>> w.grams["転入"], w.grams["届を"], w.grams["どこ"]
+(1.0, 0.3, 0.09)
 """
 
 from __future__ import annotations
@@ -31,7 +34,36 @@ from itertools import pairwise
 
 from tansaku.text.analyzer import Analyzer, Tagged
 
-__all__ = ["FRAME_WORDS", "QueryWeights", "is_functional", "query_weights"]
+__all__ = ["FRAME_WORDS", "GENERIC_PREDICATES", "QueryWeights", "is_functional", "query_weights"]
+
+#: Normalised forms of the generic verbs and adjectives that carry a question's frame rather
+#: than its content (する, ある, いる, なる, いく, くる, できる, いい, ない, ほしい, the giving and
+#: receiving verbs, the auxiliary uses of みる/おく/しまう, and 出す of 「届を出したい」).
+GENERIC_PREDICATES: frozenset[str] = frozenset(
+    {
+        "為る",
+        "有る",
+        "居る",
+        "成る",
+        "行く",
+        "来る",
+        "出来る",
+        "出す",
+        "下さる",
+        "頂く",
+        "貰う",
+        "呉れる",
+        "遣る",
+        "上げる",
+        "見る",
+        "置く",
+        "おく",
+        "仕舞う",
+        "良い",
+        "無い",
+        "欲しい",
+    }
+)
 
 #: Normalised forms (Sudachi ``normalized_form``) of the words of question and request frames
 #: that Sudachi tags as ordinary content words: 〜について教えて, 〜を知りたい, 〜が分かりません,
@@ -68,7 +100,6 @@ FRAME_WORDS: frozenset[str] = frozenset(
 )
 
 _FUNCTIONAL_POS = frozenset({"代名詞", "副詞", "連体詞", "接続詞", "感動詞"})
-_NON_INDEPENDENT = frozenset({"動詞", "形容詞"})
 
 
 def is_functional(m: Tagged) -> bool:
@@ -79,7 +110,7 @@ def is_functional(m: Tagged) -> bool:
     sub = m.pos[1] if len(m.pos) > 1 else ""
     if head in _FUNCTIONAL_POS:
         return True
-    if head in _NON_INDEPENDENT and sub == "非自立可能":
+    if head in ("動詞", "形容詞") and m.form in GENERIC_PREDICATES:
         return True
     if head == "形状詞" and sub == "助動詞語幹":
         return True
@@ -103,8 +134,11 @@ class QueryWeights:
 
 def _gram_weights(text: str, mask: list[bool], weight: float) -> dict[str, float]:
     """Bigrams of ``text`` as :func:`tansaku.text.ngram.bigrams` makes them (lowercased,
-    whitespace removed): ``weight`` when both characters are functional, else 1 (a bigram
-    occurring both ways weighs 1)."""
+    whitespace removed), each weighing the product of its two characters' weights: a
+    functional character weighs ``weight``, a content one 1 — ``weight²`` inside the frame,
+    ``weight`` where content meets it (届を), 1 inside content (a bigram occurring more than
+    once keeps its largest weight). A frame word is one BM25 term but several bigrams, so the
+    bigram side is weighed down per character."""
     chars: list[tuple[str, bool]] = []
     for c, functional in zip(text, mask, strict=True):
         if c.isspace():
@@ -114,7 +148,7 @@ def _gram_weights(text: str, mask: list[bool], weight: float) -> dict[str, float
     out: dict[str, float] = {}
     for (a, fa), (b, fb) in pairwise(chars):
         gram = a + b
-        w = weight if fa and fb else 1.0
+        w = (weight if fa else 1.0) * (weight if fb else 1.0)
         out[gram] = max(w, out.get(gram, 0.0))
     return out
 
