@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from tansaku.search.fusion import linear_fusion, maxnorm, minmax, rrf_fusion
+from tansaku.search.fusion import linear_fusion, maxnorm, minmax, rrf_fusion, zscore
 
 
 def test_minmax_hand_computed():
@@ -70,4 +70,21 @@ def test_linear_fusion_max_normalization_is_default():
 
 def test_linear_fusion_rejects_unknown_normalization():
     with pytest.raises(ValueError, match="normalization"):
-        linear_fusion({}, {}, normalization="zscore")
+        linear_fusion({}, {}, normalization="softmax")
+
+
+def test_zscore_hand_computed_floored_at_zero():
+    # mean 6, population std sqrt(32/3)
+    z = zscore([("a", 10.0), ("b", 6.0), ("c", 2.0)])
+    assert z["a"] == pytest.approx(4 / (32 / 3) ** 0.5)
+    assert z["b"] == 0.0 and z["c"] == 0.0
+    assert zscore([("a", 0.7), ("b", 0.7)]) == {"a": 1.0, "b": 1.0}
+    assert zscore([]) == {}
+
+
+def test_zscore_counts_the_leg_with_a_clear_winner_more():
+    sure = [("d1", 10.0)] + [(f"s{i}", 1.0) for i in range(9)]  # one result stands out
+    unsure = [("d2", 0.9)] + [(f"u{i}", 0.9 - 0.01 * i) for i in range(1, 10)]  # a slope
+    fused = linear_fusion({"bm25": sure, "dense": unsure}, {}, normalization="zscore")
+    assert fused["d1"] == pytest.approx(3.0)  # (10 - 1.9) / 2.7
+    assert fused["d2"] < 2.0

@@ -40,7 +40,27 @@ def maxnorm(run: Run) -> dict[Hashable, float]:
     return {k: s / hi for k, s in run}
 
 
-NORMALIZERS = {"minmax": minmax, "max": maxnorm}
+def zscore(run: Run) -> dict[Hashable, float]:
+    """Standard scores over the run, floored at 0: ``max(0, (s - mean) / std)``.
+
+    Each leg is measured against its own list: a result far above the rest of its candidates
+    scores high (5 or more standard deviations), while a leg whose best results do not stand out
+    from the rest (a weak leg for this query: no clear winner) gives its best ones 2 or so, so
+    the leg that is sure of something counts more. Scores are not bounded by 1. A run of equal
+    scores (or of one key) maps every key to 1.0.
+    """
+    if not run:
+        return {}
+    scores = [s for _, s in run]
+    n = len(scores)
+    mean = sum(scores) / n
+    std = (sum((s - mean) ** 2 for s in scores) / n) ** 0.5
+    if std <= 1e-12:
+        return {k: 1.0 for k, _ in run}
+    return {k: max(0.0, (s - mean) / std) for k, s in run}
+
+
+NORMALIZERS = {"minmax": minmax, "max": maxnorm, "zscore": zscore}
 
 
 def linear_fusion(
@@ -48,8 +68,8 @@ def linear_fusion(
 ) -> dict[Hashable, float]:
     """Weighted sum of normalised scores; a key missing from a run scores 0 there.
 
-    ``score(d) = Σ_axis w_axis · norm_axis(d)`` with ``norm`` = ``max`` (``s / max``) or
-    ``minmax`` (``(s - min) / (max - min)``).
+    ``score(d) = Σ_axis w_axis · norm_axis(d)`` with ``norm`` = ``max`` (``s / max``),
+    ``minmax`` (``(s - min) / (max - min)``) or ``zscore`` (``max(0, (s - mean) / std)``).
     """
     try:
         norm = NORMALIZERS[normalization]
