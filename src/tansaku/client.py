@@ -19,15 +19,10 @@ from tansaku.backends.embedded.views import CollectionInfo, info_of, list_infos
 from tansaku.backends.embedded.writer import commit
 from tansaku.backends.locks import WaitFn
 from tansaku.collection import Collection, CollectionState
-from tansaku.config import AxisMode, CollectionConfig, load_config
+from tansaku.config import AxisMode, CollectionConfig
 from tansaku.embed.base import Embedder
 from tansaku.embed.cache import CachedEmbedder
-from tansaku.errors import (
-    CollectionNotFound,
-    ConfigError,
-    TansakuError,
-    WorkspaceNotFound,
-)
+from tansaku.errors import CollectionNotFound, ConfigError, TansakuError, WorkspaceNotFound
 from tansaku.records import Record
 from tansaku.search.engine import search as run_search
 from tansaku.search.events import SearchEventLog
@@ -47,10 +42,9 @@ class Tansaku:
 
     Searches read the committed generation of each collection and move to a newer one between
     searches; writes (ingest, delete) take the collection's writer lock and commit a new
-    generation (``tansaku.backends.embedded.generations``). Any number of threads and processes may
-    search while
-    one process writes. Collections live in ``backend`` (default: the embedded store of the
-    workspace folder, see ``tansaku.backends``)."""
+    generation (``tansaku.backends.embedded.generations``). Any number of threads and
+    processes may search while one process writes. Collections live in ``backend`` (default:
+    the embedded store of the workspace folder, see ``tansaku.backends``)."""
 
     def __init__(
         self,
@@ -72,7 +66,7 @@ class Tansaku:
         self._views: dict[str, tuple[Any, Collection]] = {}
         self._lock = threading.RLock()
         self.events = SearchEventLog(self.workspace.logs_dir / "search_events.jsonl")
-        self._services: SearchServices | None = None
+        self._services = SearchServices(events=self.events)
 
     # -- plumbing -----------------------------------------------------------------------
     @property
@@ -95,8 +89,7 @@ class Tansaku:
             if self._embedder is not None:
                 self._embedder.close()
                 self._embedder = None
-            if self._services is not None:
-                self._services = replace(self._services, embedder=None)
+            self._services = replace(self._services, embedder=None)
             self.events.close()
 
     def __enter__(self) -> Tansaku:
@@ -197,14 +190,6 @@ class Tansaku:
         return list_infos(names, read, self.backend.exists)
 
     # -- ingest -------------------------------------------------------------------------
-    def _config(
-        self, collection: str, config: CollectionConfig | str | Path | None
-    ) -> CollectionConfig | None:
-        validate_name(collection)
-        if isinstance(config, str | Path):
-            config = load_config(config, name=collection)
-        return config.with_name(collection) if config is not None else None
-
     def _preview(self, collection: str, config: CollectionConfig | None) -> Collection:
         """The collection as a dry run sees it: nothing is created or written."""
         if self.has_collection(collection):
@@ -229,10 +214,10 @@ class Tansaku:
         """Load files/folders into ``collection`` for ``team``; see :class:`IngestReport`.
         Only regular files inside the given folders are read (``follow_symlinks`` also follows
         links that leave them); the source files are read before the writer lock is taken."""
-        from tansaku.ingest.pipeline import ingest_records, load_sources
+        from tansaku.ingest.pipeline import collection_config, ingest_records, load_sources
 
         validate_name(team, "チーム名")
-        cfg = self._config(collection, config)
+        cfg = collection_config(collection, config)
         preview = self._preview(collection, cfg)
         records, failures = load_sources(  # missing paths are reported there
             paths, preview, follow_symlinks=follow_symlinks, progress=progress
@@ -265,10 +250,10 @@ class Tansaku:
         on_wait: WaitFn | None = None,
     ) -> IngestReport:
         """Ingest records you built yourself; ``sync`` makes the collection mirror them."""
-        from tansaku.ingest.pipeline import ingest_records
+        from tansaku.ingest.pipeline import collection_config, ingest_records
 
         validate_name(team, "チーム名")
-        cfg = self._config(collection, config)
+        cfg = collection_config(collection, config)
         if dry_run:
             return ingest_records(
                 self._preview(collection, cfg),
@@ -300,7 +285,7 @@ class Tansaku:
                 self.embedder if col.needs_dense else None,
                 tenant=team,
                 progress=progress,
-                checkpoint=lambda: commit(col, keep_writing=True),
+                checkpoint=lambda: self.checkpoint(col),
                 **options,
             )
 
@@ -334,8 +319,6 @@ class Tansaku:
         with :meth:`with_services` (``ts.with_services(expander=MyExpander())``) or assign a
         new one (``ts.services = replace(ts.services, reranker=r)``)."""
         with self._lock:
-            if self._services is None:
-                self._services = SearchServices(events=self.events)
             return self._services
 
     @services.setter
@@ -352,11 +335,12 @@ class Tansaku:
 
     def _services_for(self, col: Collection, request: SearchRequest) -> SearchServices:
         services = self.services
-        if services.embedder is not None or not _dense(col, request):
+        dense = any(a.mode is AxisMode.DENSE for a in request.axes or col.config.axes)
+        if services.embedder is not None or not dense:
             return services
         embedder = self.embedder  # loads the model: outside any swap of the services
         with self._lock:
-            current = self._services or services
+            current = self._services
             if current.embedder is None:
                 self._services = current = replace(current, embedder=embedder)
             return current
@@ -371,11 +355,6 @@ def _state_has_embedder(ts: Tansaku, name: str) -> bool:
         return bool(ts.collection(name).state.embedder)
     except TansakuError:
         return False
-
-
-def _dense(col: Collection, request: SearchRequest) -> bool:
-    axes = request.axes or col.config.axes
-    return any(a.mode is AxisMode.DENSE for a in axes)
 
 
 def connect(

@@ -1,6 +1,5 @@
 """``tansaku.maintenance.reembed`` in one process: what it rewrites and what it keeps, searches of
-the old
-model during the run, a model of the same dimension (the copied record store), collections
+the old model during the run, a model of the same dimension (the copied record store), collections
 with nothing to re-embed."""
 
 from __future__ import annotations

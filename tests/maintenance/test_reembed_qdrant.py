@@ -1,6 +1,5 @@
 """``tansaku.maintenance.reembed`` through the protocols on the Qdrant backend (``qdrant-client``'s
-local
-mode): a model of the same dimension is written in place (dump + upsert) and recorded with the
+local mode): a model of the same dimension is written in place (dump + upsert) and recorded with the
 commit; a new dimension, which needs a new vector space, is refused before anything changes."""
 
 from __future__ import annotations

@@ -5,8 +5,7 @@ hands each :class:`~tansaku.collection.Collection` its storage
 (:class:`~tansaku.store.protocols.CollectionStorage`); the collection never builds one. The
 embedded default keeps every collection in the workspace folder as generations of qdrant-edge
 shards (``tansaku.backends.embedded.generations``). The workspace folder (embedding cache, logs,
-tables) is local
-whatever the backend.
+tables) is local whatever the backend.
 """
 
 from __future__ import annotations

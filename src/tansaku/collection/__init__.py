@@ -29,9 +29,8 @@ class Collection:
     """Config, state and storage of one collection (embedded: bound to one generation).
 
     Readers get a read-only view of the committed generation (``tansaku.backends.embedded.views``);
-    a writer
-    gets a writable working generation from :func:`tansaku.backends.embedded.writer.writing` and
-    commits it."""
+    a writer gets a writable working generation from
+    :func:`tansaku.backends.embedded.writer.writing` and commits it."""
 
     def __init__(
         self,

@@ -6,8 +6,7 @@ A collection's state records the model its dense vectors were embedded with
 another model, and an ingest that would add passages of another model, are refused with
 :class:`~tansaku.errors.EmbedderMismatch` before anything is searched or written; ``tansaku
 reembed`` (``tansaku.maintenance.reembed``) moves a collection to a new model. Collections without
-a dense
-axis are not affected (their records carry no dense vector), and a collection whose state
+a dense axis are not affected (their records carry no dense vector), and a collection whose state
 records no model (written before the state recorded one) is adopted by its first writer.
 
 A name stands for the vectors, not the program: two runtimes that make the same vectors share
@@ -18,8 +17,7 @@ variant, ~0.003) has its own name, which the guard then refuses (docs/embeddings
 
 Query vectors carry the name of the model that made them: :class:`~tansaku.embed.cache.
 CachedEmbedder` returns them as :class:`~tansaku.embed.vectors.ModelVectors` (a plain ``ndarray``
-subclass, rows
-included), which is how the search side learns the model without another argument.
+subclass, rows included), which is how the search side learns the model without another argument.
 """
 
 from __future__ import annotations

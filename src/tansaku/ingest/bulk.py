@@ -20,9 +20,8 @@ bounded however large the input:
 
 **Resumable.** A run killed at any point (``kill -9`` included) leaves the collection as its
 last checkpoint committed it (``tansaku.backends.embedded.generations``); the next run plans every
-batch again,
-finds the committed ones unchanged (nothing written), and the texts embedded before the kill in
-the cache (nothing embedded twice). A run stopped by an error of the loaders or the embedder
+batch again, finds the committed ones unchanged (nothing written), and the texts embedded before the
+kill in the cache (nothing embedded twice). A run stopped by an error of the loaders or the embedder
 commits the batches it wrote before raising.
 """
 
@@ -35,10 +34,11 @@ from typing import Protocol
 
 from tansaku.backends.locks import WaitFn
 from tansaku.collection import Collection
-from tansaku.config import CollectionConfig, load_config
+from tansaku.config import CollectionConfig
 from tansaku.embed.cache import CachedEmbedder
 from tansaku.ingest.apply import ProgressFn
 from tansaku.ingest.bulk_run import BulkOptions, BulkRun
+from tansaku.ingest.pipeline import collection_config
 from tansaku.ingest.progress import BulkProgress, Meter
 from tansaku.ingest.report import IngestReport
 from tansaku.ingest.stream import LoadedBatch, load_batches, record_batches, walk
@@ -68,15 +68,6 @@ class IngestTarget(Protocol):
     def checkpoint(self, col: Collection) -> None:
         """Publish what the writer wrote so far and go on writing."""
         ...
-
-
-def _config(
-    collection: str, config: CollectionConfig | str | Path | None
-) -> CollectionConfig | None:
-    validate_name(collection)
-    if isinstance(config, str | Path):
-        config = load_config(config, name=collection)
-    return config.with_name(collection) if config is not None else None
 
 
 class _Reporter:
@@ -137,7 +128,7 @@ def _ingest(
     sync_all: bool = False,
 ) -> IngestReport:
     validate_name(team, "チーム名")
-    cfg = _config(collection, config)
+    cfg = collection_config(collection, config)
     with ts.writing(collection, config=cfg, on_wait=on_wait, lazy=True) as col:
         embedder = ts.embedder if col.needs_dense else None
         run = BulkRun(col, embedder, team, options, reporter, ts.checkpoint)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from tansaku.collection import Collection
+from tansaku.config import CollectionConfig, load_config
 from tansaku.embed.cache import CachedEmbedder
 from tansaku.errors import LoadError
 from tansaku.ingest.apply import ApplyOptions, ProgressFn, apply_plan
@@ -19,6 +20,7 @@ from tansaku.ingest.plan import IngestPlan, dedupe, plan_ingest
 from tansaku.ingest.report import AuditRow, Failure, IngestReport, write_audit
 from tansaku.records import Record
 from tansaku.store.base import Filter, StoredInfo
+from tansaku.workspace import validate_name
 
 DOC_CHUNK = 1_000  # documents per read of what is stored
 
@@ -155,3 +157,14 @@ __all__ = [
     "plan_records",
     "write_audit",
 ]
+
+
+def collection_config(
+    collection: str, config: CollectionConfig | str | Path | None
+) -> CollectionConfig | None:
+    """The config an ingest into ``collection`` writes with: a TOML path loaded, a config
+    renamed to the collection; ``None``: the collection's own (or the default)."""
+    validate_name(collection)
+    if isinstance(config, str | Path):
+        config = load_config(config, name=collection)
+    return config.with_name(collection) if config is not None else None

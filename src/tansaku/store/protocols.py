@@ -4,9 +4,8 @@ A backend implements, per collection, a :class:`RecordStore` (the records: BM25 
 vectors, payloads) and a :class:`UnitIndex` (the sentence units of ``bigram`` axes, with their
 own IDF statistics), and hands them out through a :class:`CollectionStorage` — the embedded
 default as the shards of one generation folder (``tansaku.backends.embedded.handles``), a Qdrant
-server as its
-collections. Nothing outside ``tansaku.store`` names an engine class. Every method takes the
-tenant (team) and adds its condition inside the store, so no caller can forget it.
+server as its collections. Nothing outside ``tansaku.store`` names an engine class. Every method
+takes the tenant (team) and adds its condition inside the store, so no caller can forget it.
 
 The protocols are split by what a caller does (read, search, write, maintain) so that each stays
 small; :class:`RecordStore` is all of them. ``tansaku.testing.store_contract`` checks every

@@ -12,9 +12,8 @@ one::
 
 A committed generation is never written again. A writer (ingest, delete, repair) takes the
 collection's :class:`~tansaku.backends.locks.WriterLock`, copies the committed generation to a new
-one,
-writes there, flushes, closes and *settles* it (opens and closes each shard once, so that loading
-it changes no file), then replaces ``CURRENT`` in one atomic rename. Readers — any number of
+one, writes there, flushes, closes and *settles* it (opens and closes each shard once, so that
+loading it changes no file), then replaces ``CURRENT`` in one atomic rename. Readers — any number of
 threads and processes — open the generation ``CURRENT`` names, read-only (the shards are created
 without a write-ahead log, which is what lets several processes load one shard), and move to a
 newer one between searches. Records, BM25 statistics, unit counts and the manifest therefore

@@ -2,9 +2,8 @@
 
 :class:`GenHandles` holds the record shard and the unit shard of one generation folder (see
 ``tansaku.backends.embedded.generations``), opened lazily under its lock — so the threads of an
-expanded query
-never race to open the same shard. Read-only handles of committed generations live in a
-process-wide registry: every :class:`~tansaku.client.Tansaku` of the process (and every thread)
+expanded query never race to open the same shard. Read-only handles of committed generations live in
+a process-wide registry: every :class:`~tansaku.client.Tansaku` of the process (and every thread)
 shares them, counted by leases, and closes them when the last lease goes.
 """
 

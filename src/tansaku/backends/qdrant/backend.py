@@ -16,8 +16,7 @@ next ingest of the team), and commits that. A writer that fails with an exceptio
 at once (if the server still answers).
 
 One writer per collection: the embedded backend's :class:`~tansaku.backends.locks.WriterLock` on a
-lock
-file of this machine (keyed by server URL, prefix and collection). Writers on several machines
+lock file of this machine (keyed by server URL, prefix and collection). Writers on several machines
 are not serialised by tansaku: a deployment runs one ingest worker per collection.
 """
 

@@ -163,8 +163,7 @@ class QdrantStorage:
 
     def commit(self, col: Collection, *, keep_writing: bool = False) -> None:
         """Publish the writer's statistics and config (``tansaku.backends.embedded.writer.commit``
-        hands a
-        collection stored here to this method). The records are already on the server."""
+        hands a collection stored here to this method). The records are already on the server."""
         if self.write_log is None:
             raise ValueError("commit needs a writer's collection")
         self.store()  # a collection's first commit creates its (empty) record collection
