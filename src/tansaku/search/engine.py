@@ -34,6 +34,7 @@ from tansaku.search.plan import (
 from tansaku.search.retrieve import with_records
 from tansaku.search.services import SearchServices
 from tansaku.search.stage import ResolvedSearch, Stage, run_stage
+from tansaku.search.suggest import zero_hit_suggestion
 from tansaku.search.types import Hit, SearchRequest, SearchResult
 from tansaku.store.base import Filter
 from tansaku.text import get_analyzer, normalize
@@ -173,12 +174,18 @@ def search(
         candidates=max(candidates, stage_plan.top_k),
         rerank=rerank_plan,
     )
+    suggestion = None
+    if not hits:  # what was tried and what to try next, in Japanese
+        stats = collection.state.bm25.get(request.tenant, {}).values()
+        empty = not any(st.count > 0 for st in stats)
+        suggestion = zero_hit_suggestion(request.query, plan, analyzer, empty=empty)
     result = SearchResult(
         query_id=uuid.uuid4().hex,
         query=request.query,
         hits=tuple(hits),
         plan=plan,
         timings_ms=timings,
+        suggestion=suggestion,
     )
     if services.events is not None:
         services.events.emit(result)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tansaku.config import Axis, FusionConfig
 from tansaku.errors import InvalidRequest
@@ -21,6 +21,9 @@ from tansaku.search.limits import (
 )
 from tansaku.search.plan import SearchPlan
 from tansaku.store.base import Filter
+
+if TYPE_CHECKING:
+    from tansaku.search.suggest import Suggestion
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -141,12 +144,17 @@ class SearchResult:
     hits: tuple[Hit, ...]
     plan: SearchPlan
     timings_ms: Mapping[str, float]
+    suggestion: Suggestion | None = None
+    """When nothing was found: what the search tried and what to try (``search.suggest``)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "query_id": self.query_id,
             "query": self.query,
             "hits": [h.to_dict() for h in self.hits],
             "plan": self.plan.to_dict(),
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
         }
+        if self.suggestion is not None:
+            out["suggestion"] = self.suggestion.to_dict()
+        return out

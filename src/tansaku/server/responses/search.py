@@ -113,6 +113,15 @@ class SearchPlan(BaseModel):
     rerank: RerankPlan | None
 
 
+class Suggestion(BaseModel):
+    """0件のときだけ: 試したこと、次に試すこと、そのまま検索できる言い換え(日本語)。"""
+
+    message: str
+    tried: list[str] = Field(description="この検索がすでに試したこと(再試行・同義語・言い換え)")
+    tips: list[str] = Field(description="条件の変え方(期間・絞り込み・最低スコア・言い換え)")
+    queries: list[str] = Field(description="要点の語だけにした検索文など、そのまま検索できる候補")
+
+
 class SearchResponse(BaseModel):
     """`tansaku search --json` と同じ JSON。query_id はフィードバック(POST /api/feedback)で使う。"""
 
@@ -121,3 +130,4 @@ class SearchResponse(BaseModel):
     hits: list[Hit]
     plan: SearchPlan
     timings_ms: dict[str, float]
+    suggestion: Suggestion | None = Field(default=None, description="0件のときの提案")

@@ -233,6 +233,23 @@ aiButton.addEventListener("click", async () => {
   }
 });
 
+/** The zero-hit suggestion: its message, each rewording as a button that searches it, what
+ * to change and (folded) what the search already tried. */
+function suggestionNode(s) {
+  if (!s) return el("p", { class: "note" }, "ヒットがありません(0件)。軸の重みや最低スコアを変えて試してください。");
+  const retry = (q) => {
+    const b = el("button", { type: "button", class: "suggested" }, q);
+    b.addEventListener("click", () => { $("query").value = q; $("search-form").requestSubmit(); });
+    return b;
+  };
+  return el("div", { class: "note suggestion" },
+    el("p", {}, s.message),
+    s.queries.length ? el("div", { class: "row" }, el("span", { class: "small" }, "言い換えて検索:"), s.queries.map(retry)) : null,
+    s.tips.length ? el("ul", { class: "small" }, s.tips.map((t) => el("li", {}, t))) : null,
+    s.tried.length ? el("details", {}, el("summary", { class: "small" }, "この検索で試したこと"),
+      el("ul", { class: "small" }, s.tried.map((t) => el("li", {}, t)))) : null);
+}
+
 $("search-form").addEventListener("submit", async (event) => {
   event.preventDefault();
   clear($("error"));
@@ -246,7 +263,7 @@ $("search-form").addEventListener("submit", async (event) => {
     const maxScores = {};
     for (const h of data.hits) for (const [n, a] of Object.entries(h.axes || {})) maxScores[n] = Math.max(maxScores[n] || 0, a.score);
     clear($("hits"));
-    if (!data.hits.length) $("hits").append(el("p", { class: "note" }, "ヒットがありません(0件)。軸の重みや最低スコアを変えて試してください。"));
+    if (!data.hits.length) $("hits").append(suggestionNode(data.suggestion));
     data.hits.forEach((h, i) => $("hits").append(hitNode(h, i, maxScores, req.collection, data.query_id)));
     clear(aiResult);
     clear($("plan")).append(...planNode(data.plan || {}, data.query_id));
