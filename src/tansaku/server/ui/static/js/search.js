@@ -1,7 +1,8 @@
 // 検索テスト: POST /api/search with axis weights and fusion from the controls; per hit its
 // rank and score on every axis, then the plan and the timings — in Japanese, the engine's own
 // names (axes, modes, metadata keys, the plan's JSON) inside collapsed 「詳細」. 「AIで回答」
-// asks the answer engine (POST /api/ask) over the collection just searched.
+// asks the answer engine (POST /api/ask) over the collection just searched. Each axis's mode
+// (キーワード一致 / 意味の近さ / 文字の並び) can be changed for the search.
 import { api, citationList, clear, dateTime, el, loadCollections, num, recordHref, showError } from "./api.js";
 import {
   FUSION_LABELS, MODE_LABELS, NORMALIZATION_LABELS, TIMING_LABELS, axisLabels, metaLabel,
@@ -44,9 +45,12 @@ async function loadAxes() {
       const range = el("input", { type: "range", min: "0", max: "1", step: "0.01", value: axis.weight, "data-weight": axis.name, "aria-label": `${label} の重み` });
       range.addEventListener("input", () => { value.textContent = Number(range.value).toFixed(2); });
       const fields = axis.fields && axis.fields.length ? axis.fields.join("、") : "すべての項目";
+      const mode = el("select", { "data-mode": axis.name, "aria-label": `${label} の検索方式` },
+        Object.entries(MODE_LABELS).map(([m, text]) => el("option", { value: m, selected: m === axis.mode }, text)));
       weights.append(el("div", { class: "card axis" },
         el("label", { class: "inline" }, on, el("strong", {}, label)),
         el("div", { class: "row" }, range, value),
+        el("label", { class: "small" }, "検索方式", mode),
         details(el("dl", { class: "axis-detail" },
           el("dt", {}, "軸の名前"), el("dd", {}, axis.name),
           el("dt", {}, "方式"), el("dd", {}, axis.mode),
@@ -59,7 +63,7 @@ async function loadAxes() {
 
 function body() {
   const chosen = axes.filter((a) => weights.querySelector(`input[data-axis="${CSS.escape(a.name)}"]`).checked)
-    .map((a) => ({ name: a.name, mode: a.mode, fields: a.fields || [],
+    .map((a) => ({ name: a.name, mode: weights.querySelector(`select[data-mode="${CSS.escape(a.name)}"]`).value, fields: a.fields || [],
       weight: Number(weights.querySelector(`input[data-weight="${CSS.escape(a.name)}"]`).value) }));
   const req = {
     query: $("query").value, collection: collection.value, top_k: Number($("top-k").value || 10),
