@@ -226,6 +226,16 @@ def test_what_every_route_answers_matches_its_schema(fresh, monkeypatch):
         check(http.post("/api/unanswered/999999/resolve"), resolve, 404)
         check(http.post("/api/unanswered/0/resolve"), resolve, 422)
 
+        # a CSV as a table: inferred, then registered
+        menu = {"file": ("menu.csv", "品名,価格\n麻婆豆腐,980\n".encode())}
+        infer = "/api/ingest/table/infer"
+        entry = check(http.post(infer, files=menu), infer, 200)
+        check(http.post(infer, files={"file": ("a.md", b"# x")}), infer, 400)
+        register = "/api/ingest/table"
+        check(http.post(register, files=menu, data={"entry": json.dumps(entry)}), register, 201)
+        check(http.post(register, files=menu, data={"entry": json.dumps(entry)}), register, 409)
+        check(beta.post(register, files=menu, data={"entry": "{}"}), register, 403)
+
         # uploads and jobs
         table = "番号,件名,本文\n1,霜取り,冷凍庫の霜取りは毎週月曜日に行います。\n".encode()
         preview = "/api/ingest/preview"

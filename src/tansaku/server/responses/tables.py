@@ -66,3 +66,33 @@ class TablesReloaded(BaseModel):
 
     ok: bool
     tables: list[TableReloaded]
+
+
+class InferredColumn(BaseModel):
+    name: str = Field(description="SQL での列名")
+    header: str = Field(description="ファイルの列名")
+    type: str = Field(description="TEXT / INTEGER / DOUBLE / BOOLEAN / DATE / TIMESTAMP / JSON")
+    description: str
+    example: str
+
+
+class TableInferred(BaseModel):
+    """CSV から推定した表の設定(直してから登録する)。"""
+
+    name: str
+    rows: int
+    description: str
+    columns: list[InferredColumn]
+    types: list[str] = Field(description="選べる型")
+
+
+class RegisteredColumn(BaseModel):
+    name: str
+    type: str
+
+
+class TableRegistered(BaseModel):
+    table: str
+    rows: int
+    columns: list[RegisteredColumn]
+    tool: str = Field(description="この表だけを読む SQL ツールの名前")

@@ -13,6 +13,7 @@ and saved into the collection's ``[ingest.csv]`` / ``[ingest.json]`` with the jo
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, File, Form, UploadFile
 from fastapi.responses import Response
 
-from tansaku.errors import public_message
+from tansaku.errors import LoadError, public_message
 from tansaku.ingest.mapping import (
     MAX_MAPPING_BYTES,
     MappingError,
@@ -37,6 +38,7 @@ from tansaku.server.owners import find_visible
 from tansaku.server.respond import JsonResponse, json_response
 from tansaku.server.responses import WRITE, documented
 from tansaku.server.responses.jobs import JobResponse, TablePreview
+from tansaku.server.responses.tables import TableInferred, TableRegistered
 from tansaku.server.state import AppState, StateDep, TeamDep
 from tansaku.server.worker import IngestTask, portable_embedder
 from tansaku.workspace import validate_name
@@ -284,3 +286,109 @@ def job_cancel(job_id: str, state: StateDep, team: TeamDep) -> Response:
     if job is None:
         raise not_found(f"ジョブ「{job_id[:64]}」")
     return json_response(_public(state, job))
+
+
+def _table_upload(state: AppState, file: UploadFile, folder: Path) -> tuple[str, Path]:
+    fname = safe_filename(file.filename)
+    if Path(fname).suffix.lower() not in (".csv", ".tsv"):
+        raise ApiError(400, "invalid_file", "表として登録できるのは CSV と TSV のファイルです")
+    target = folder / fname
+    _save(file, target, state.settings.max_upload_file_bytes)
+    return fname, target
+
+
+@router.post(
+    "/api/ingest/table/infer",
+    response_class=JsonResponse,
+    summary="CSV の列の型・説明・例を推定",
+    responses=documented(TableInferred, *WRITE),
+)
+def table_infer(
+    state: StateDep,
+    team: TeamDep,
+    file: Annotated[UploadFile, File(description="csv か tsv のファイル1つ")],
+    name: Annotated[str | None, Form(max_length=63)] = None,
+) -> Response:
+    """CSV を表(SQL)として登録する前に、列ごとの型(INTEGER・DATE など)・説明・例と表の名前を
+    推定して返す(何も登録しない)。直したものを `POST /api/ingest/table` に送る。"""
+    from tansaku.tables.infer import infer_table
+    from tansaku.tables.registry import check_table_name
+    from tansaku.tables.upload import inferred_dict
+
+    home = state.client.workspace.home
+    folder = uploads.new_folder(home)
+    try:
+        fname, path = _table_upload(state, file, folder)
+        try:
+            inferred = infer_table(path, name=check_table_name(name) if name else None)
+        except LoadError as exc:
+            raise ApiError(422, "invalid_file", public_message(str(exc), home=home)) from None
+        body = inferred_dict(inferred)
+        if not name:  # named after the file as it was sent, not the server's copy
+            from tansaku.tables.infer import table_name_of
+
+            body["name"] = table_name_of(Path(fname))
+        return json_response(body)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@router.post(
+    "/api/ingest/table",
+    response_class=JsonResponse,
+    status_code=201,
+    summary="CSV を表(SQL)として登録",
+    responses=documented(TableRegistered, *WRITE, 409, status=201, description="登録した"),
+)
+def table_register(
+    state: StateDep,
+    team: TeamDep,
+    file: Annotated[UploadFile, File(description="csv か tsv のファイル1つ")],
+    entry: Annotated[str, Form(max_length=200_000, description="推定結果を直した JSON")],
+) -> Response:
+    """`POST /api/ingest/table/infer` の結果(name・description・columns の type/description/
+    example)を直した JSON と同じファイルを送ると、ワークスペースの表として登録し、その表だけを
+    読む SQL ツール `search_名前` も作る。表はワークスペース全体のものなので、管理用のキー
+    (またはキーなしのローカルサーバー)だけが登録できる(ほかは 403)。"""
+    from tansaku.tables.register import NameTaken
+    from tansaku.tables.upload import register_upload
+
+    if not (state.keyless() or team in state.settings.admin_teams):
+        raise ApiError(
+            403,
+            "admin_only",
+            "表はワークスペース全体で使われるため、管理用のキー(tansaku serve --admin-team)"
+            "でだけ登録できます",
+        )
+    try:
+        data = json.loads(entry)
+    except ValueError:
+        raise ApiError(400, "invalid_request", "entry が JSON として読めません") from None
+    if not isinstance(data, dict):
+        raise ApiError(400, "invalid_request", "entry は JSON のオブジェクトにしてください")
+    home = state.client.workspace.home
+    folder = uploads.new_folder(home)
+    try:
+        fname, path = _table_upload(state, file, folder)
+        try:
+            added = register_upload(state.client.workspace, path, fname, data)
+        except NameTaken as exc:
+            raise ApiError(409, "table_exists", str(exc)) from None
+        except LoadError as exc:
+            raise ApiError(422, "invalid_file", public_message(str(exc), home=home)) from None
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    with state._tables_lock:  # reopened with the new table at the next use
+        if state._tables is not None:
+            state._tables.close()
+            state._tables = None
+    spec = added.config.table(data["name"])
+    return json_response(
+        {
+            "table": spec.name,
+            "rows": added.rows,
+            "columns": [{"name": c.name, "type": c.type.value} for c in spec.columns],
+            "tool": f"search_{spec.name}",
+        },
+        201,
+    )
