@@ -12,7 +12,8 @@ runner in the bench workspace ``.tansaku-bench`` (scratch collections ``eval-<se
 so a rerun ingests and embeds nothing). Configs: ``bench/configs/*.toml`` in a fixed order
 (default, its three legs, the two-axis default, min-max and RRF fusion) plus any ``--config``.
 The cards collection has its own axes (one BM25 and two dense axes over card fields): there
-only ``default`` and its legs (``bm25``, ``dense``) apply, the other cells say ``–``.
+``bm25`` and ``dense`` are its own legs, configs that set other axes say ``–``, and configs that
+change only fusion or query settings run over the cards' axes.
 
 ``--limit N`` keeps the first N queries of each set (file order); the table's header states it.
 The table gives nDCG@10 / recall@10 per cell; ``--json`` also writes each config's per-query
@@ -44,7 +45,17 @@ ROOT = Path(__file__).resolve().parents[1]
 HOME = ROOT / ".tansaku-bench"
 CONFIGS = ROOT / "bench" / "configs"
 CARDS = ROOT / "examples" / "eval" / "cards.yaml"
-ORDER = ("default", "bm25", "dense", "bigram", "bm25-dense", "linear-minmax", "rrf-k60")
+ORDER = (
+    "default",
+    "bm25",
+    "dense",
+    "bigram",
+    "functional-off",
+    "bm25-dense",
+    "linear-minmax",
+    "linear-zscore",
+    "rrf-k60",
+)
 CARD_CONFIGS = ("default", "bm25", "dense")  # the cards' own legs (tansaku eval's defaults)
 
 
@@ -114,7 +125,7 @@ def _card_configs(ds: EvalDataset, confs: list[EvalConfig]) -> list[EvalConfig]:
     for c in confs:
         if c.name in CARD_CONFIGS:
             out.append(legs[c.name])
-        elif c.axes is None and c.path is not None and c.path.parent != CONFIGS:
+        elif c.axes is None:  # fusion or query settings over the cards' own axes
             out.append(c)
     return out
 
@@ -147,9 +158,10 @@ def main(argv: list[str]) -> None:
     sets = datasets(args.sets.split(",") if args.sets else None, args.limit)
     confs = configs([n for n in args.configs.split(",") if n], args.config)
     t0 = time.perf_counter()
+    commit = _commit()  # the code the run starts with (others may commit while it runs)
     results = run(sets, confs, args.home)
     header = (
-        f"nDCG@10 / recall@10 per set; {datetime.now(UTC):%Y-%m-%d}, commit {_commit()}, "
+        f"nDCG@10 / recall@10 per set; {datetime.now(UTC):%Y-%m-%d}, commit {commit}, "
         f"`python bench/retrieval_basket.py {' '.join(argv)}`".rstrip()
         + f", {time.perf_counter() - t0:.0f} s"
         + (f", first {args.limit} queries per set" if args.limit else ", all queries")
