@@ -4,6 +4,7 @@
     for s in load_sets():                  # every set whose folder is there
         print(s.name, s.kind, len(s.queries), s.licence)
     load_sets(["niilc-qa"])                # named sets; a missing one raises with how to build it
+    load_sets(retrieval=True)              # also the retrieval-only sets (keywords, paraphrases)
 
 Each set is a BEIR folder: ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``queries.jsonl``
 (``_id``, ``text``), ``qrels/test.tsv`` and, where the source has short gold answers,
@@ -17,6 +18,12 @@ one set are off-topic for the sets of another domain, not for those of the same 
 question may be answered by another Wikipedia corpus). A queries-only set (``corpus=False``,
 kind ``offtopic``) is a pool of questions no set of the basket answers: only ``queries.jsonl``,
 no corpus, no judgements; it is loaded with ``has_corpus`` false and all its queries.
+
+A retrieval-only set (``questions=False``: keyword queries, paraphrased descriptions) has
+judgements but no questions to answer: the answer benchmarks (``answer_basket.py``,
+``fit_answerability.py``) neither ask nor draw off-topic questions from it, so
+``load_sets()`` leaves it out unless it is named or ``retrieval=True``
+(``retrieval_basket.py``).
 """
 
 from __future__ import annotations
@@ -45,6 +52,8 @@ class SetInfo:
     """What its questions are about; sets of one domain are not each other's negatives."""
     corpus: bool = True
     """False for a queries-only pool (off-topic questions: no corpus, no judgements)."""
+    questions: bool = True
+    """False for a retrieval-only set: its queries are not questions to answer."""
 
 
 SETS: tuple[SetInfo, ...] = (
@@ -83,6 +92,7 @@ SETS: tuple[SetInfo, ...] = (
         " keywords of each question over niilc-qa's corpus)",
         build="python bench/datasets/niilc_kw.py <checkout or git directory of mynlp/niilc-qa>",
         domain="wikipedia",
+        questions=False,
     ),
     SetInfo(
         name="jnli-para",
@@ -91,6 +101,7 @@ SETS: tuple[SetInfo, ...] = (
         " in other words against YJ Captions sentences)",
         build="python bench/datasets/jnli_para.py <checkout or git directory of yahoojapan/JGLUE>",
         domain="captions",
+        questions=False,
     ),
     SetInfo(
         name="jcqa-offtopic",
@@ -196,13 +207,16 @@ def load(info: SetInfo, path: Path) -> QASet:
     )
 
 
-def load_sets(names: Sequence[str] | None = None) -> list[QASet]:
+def load_sets(names: Sequence[str] | None = None, *, retrieval: bool = False) -> list[QASet]:
     """The named sets in basket order (all of them when ``names`` is None, skipping those
-    not built yet), queries-only pools included (``has_corpus`` false); an unknown or missing
-    named set raises with how to get it."""
+    not built yet and, unless ``retrieval``, the retrieval-only ones), queries-only pools
+    included (``has_corpus`` false); an unknown or missing named set raises with how to get
+    it."""
     known = {s.name: s for s in SETS}
     if names is None:
-        return [load(s, p) for s in SETS if (p := folder(s)) is not None]
+        return [
+            load(s, p) for s in SETS if (retrieval or s.questions) and (p := folder(s)) is not None
+        ]
     unknown = [n for n in names if n not in known]
     if unknown:
         raise KeyError(f"unknown set(s) {unknown}; known: {sorted(known)}")

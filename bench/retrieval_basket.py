@@ -69,7 +69,7 @@ def _limit(ds: EvalDataset, n: int | None) -> EvalDataset:
 def datasets(names: list[str] | None, limit: int | None) -> list[EvalDataset]:
     wanted = set(names) if names else None
     out = []
-    for s in load_sets():
+    for s in load_sets(retrieval=True):
         if s.has_corpus and (wanted is None or s.name in wanted):
             out.append(_limit(load_dataset(s.path), limit))
     if wanted is None or "cards" in wanted:
