@@ -22,8 +22,8 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP) ## create .venv and install tansaku with every extra and the dev tools
 
-test: $(STAMP) ## run the whole test suite (unit + integration + e2e)
-	$(BIN)/pytest
+test: $(STAMP) ## run the whole test suite (unit + integration + e2e, browser, PostgreSQL) on every core
+	$(BIN)/pytest -n auto
 
 test-fast: $(STAMP) ## the developer's loop: in-process tests only (no real model, browser, PostgreSQL or CLI processes), on every core
 	$(BIN)/pytest -m "not integration and not e2e" -n auto
