@@ -25,6 +25,14 @@ def ingest(
     sync: Annotated[
         bool, typer.Option("--sync", help="ソースから消えた文書をコレクションからも削除する")
     ] = False,
+    combined: Annotated[
+        bool | None,
+        typer.Option(
+            "--combined/--no-combined",
+            help="文書全体の記録(項目 combined)を作る/作らない(コレクションの設定に保存。"
+            "既定: 設定どおり)",
+        ),
+    ] = None,
     follow_symlinks: Annotated[
         bool,
         typer.Option(
@@ -43,6 +51,7 @@ def ingest(
 
     try:
         with _ingest_client(home) as ts:
+            config = _with_combined(ts, collection, config, combined)
             if dry_run:
                 report = ts.ingest(
                     paths,
@@ -77,6 +86,24 @@ def ingest(
         raise typer.Exit(1)
 
 
+def _with_combined(ts: Any, collection: str, config: Any, combined: bool | None) -> Any:
+    """The config with ``[ingest] combined`` set when ``--combined``/``--no-combined`` was
+    given (from ``--config``, else the collection's, else the default one)."""
+    if combined is None:
+        return config
+    from dataclasses import replace
+
+    from tansaku.config import CollectionConfig, load_config
+
+    if config is not None:
+        cfg = load_config(config, name=collection)
+    elif ts.has_collection(collection):
+        cfg = ts.collection(collection).config
+    else:
+        cfg = CollectionConfig(name=collection)
+    return replace(cfg, ingest={**cfg.ingest, "combined": combined})
+
+
 def _ingest_client(home: Path | None) -> Any:
     """The workspace with its configured embedder (``[embedder]`` in tansaku.toml or
     ``TANSAKU_EMBED*``; the bundled model when none is configured)."""
@@ -99,7 +126,7 @@ def _bulk(
     paths: list[Path],
     collection: str,
     team: str,
-    config: Path | None,
+    config: Any,
     sync: bool,
     follow_symlinks: bool,
     audit: Path | None,

@@ -30,6 +30,8 @@ from tansaku.ingest.loaders.settings import IngestLimits, IngestSettings, ingest
 from tansaku.ingest.loaders.word import load_docx
 from tansaku.ingest.sources import SUPPORTED_SUFFIXES, SourceFile
 
+COMBINED = "combined"  # the field of a document's whole text (sections, json, csv)
+
 LOADERS: Mapping[str, Loader] = {
     ".md": load_markdown,
     ".markdown": load_markdown,
@@ -171,6 +173,9 @@ def load_file(
         return _failure(
             source, f"読み込み中に予期しないエラーが起きました: {type(exc).__name__}: {exc}"
         )
+    if not settings.combined:
+        kept = tuple(r for r in result.records if r.field != COMBINED)
+        result = dataclasses.replace(result, records=kept)
     if not result.records and not result.errors:
         return _failure(source, "検索できるテキストがありません")
     result = _cap_metadata(source, result, limits)

@@ -109,6 +109,9 @@ class IngestLimits:
 @dataclass(frozen=True, kw_only=True)
 class IngestSettings:
     limits: IngestLimits = field(default_factory=IngestLimits)
+    combined: bool = True
+    """``[ingest] combined = false`` (``tansaku ingest --no-combined``): no record of the field
+    ``combined`` is written, whatever the sections below would make."""
     markdown: SectionSettings = field(default_factory=SectionSettings)
     docx: SectionSettings = field(default_factory=SectionSettings)
     text: TextSettings = field(default_factory=TextSettings)
@@ -297,6 +300,7 @@ def _json(raw: Mapping[str, Any]) -> JsonSettings:
 
 _SECTIONS = {"markdown", "docx", "text", "pdf", "csv", "json"}
 _LIMIT_KEYS = {"max_file_mb", "max_chunks_per_document"}
+_SWITCHES = {"combined"}
 
 
 def _positive(raw: Mapping[str, Any], key: str, default: float, *, integer: bool) -> float:
@@ -320,13 +324,17 @@ def ingest_settings(ingest: Mapping[str, Any]) -> IngestSettings:
     """Parse a config's raw ``[ingest]`` table; raises :class:`ConfigError` on bad values."""
     if not isinstance(ingest, Mapping):
         raise ConfigError(f"[ingest] は表(テーブル)で指定してください(現在: {ingest!r})")
-    _check_keys(ingest, _SECTIONS | _LIMIT_KEYS, "ingest")
+    _check_keys(ingest, _SECTIONS | _LIMIT_KEYS | _SWITCHES, "ingest")
+    combined = ingest.get("combined", True)
+    if not isinstance(combined, bool):
+        raise ConfigError(f"[ingest] combined は true か false です(現在: {combined!r})")
     markdown = _sections(_table(ingest, "markdown", "ingest"), "ingest.markdown")
     docx = (
         _sections(_table(ingest, "docx", "ingest"), "ingest.docx") if "docx" in ingest else markdown
     )
     return IngestSettings(
         limits=_limits(ingest),
+        combined=combined,
         markdown=markdown,
         docx=docx,
         text=_text(_table(ingest, "text", "ingest"), "ingest.text", encoding=True),
