@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import threading
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tansaku.collection.stats import STATE, STATE_VERSION, CollectionState, FieldStats
 from tansaku.config import AxisMode, CollectionConfig, config_from_dict
 from tansaku.errors import CollectionNotFound, ConfigError, StorageError
 from tansaku.files import atomic_write, dump_toml
+from tansaku.records import Record
+from tansaku.store.base import Filter
 from tansaku.store.protocols import CollectionStorage, RecordStore, UnitIndex
 
 REWEIGHT_DRIFT = 0.2  # re-encode a field's BM25 vectors when its average length moved by > 20%
@@ -103,6 +105,30 @@ class Collection:
             return tenant in self.state.units and h.has_unit_index()
         _ = self.units
         return tenant in self.state.units
+
+    # -- reading records (what a front end shows; a collection never written has none) ----
+    def count(self, tenant: str) -> int:
+        """The tenant's records."""
+        return self.store.count(tenant) if self.handles is not None else 0
+
+    def is_empty(self) -> bool:
+        """Whether no team has any record here."""
+        return self.handles is None or self.store.total() == 0
+
+    def record_ids(self, tenant: str) -> list[str]:
+        """The ids of the tenant's records, sorted."""
+        return sorted(self.store.hashes(tenant)) if self.handles is not None else []
+
+    def records(self, tenant: str, ids: Sequence[str]) -> list[Record]:
+        """The tenant's records of ``ids`` (those that exist)."""
+        return self.store.get(tenant, ids) if self.handles is not None and ids else []
+
+    def document(self, tenant: str, doc_id: str, limit: int) -> list[Record]:
+        """The tenant's records of one document, in id order, at most ``limit``."""
+        if self.handles is None:
+            return []
+        ids = sorted(self.store.hashes(tenant, Filter(doc_ids=(doc_id,))))[:limit]
+        return [r for r in self.store.get(tenant, ids) if r.doc_id == doc_id]
 
     def has_records(self, tenant: str) -> bool:
         """Whether the tenant has any record here (from the statistics, no scan)."""

@@ -44,7 +44,7 @@ MAX_PAGE = 200
 
 def _summary(state: AppState, team: str, info: CollectionInfo) -> dict[str, Any]:
     with state.client.reading(info.name) as col:
-        records = col.store.count(team) if col.handles is not None else 0
+        records = col.count(team)
     return {
         "name": info.name,
         "description": info.description,
@@ -122,7 +122,7 @@ def delete_collection(name: str, state: StateDep, team: TeamDep) -> Response:
         state.client.delete_collection(name, team=team)
         state.owners.remove(name, team)
         with state.client.reading(name) as col:
-            empty = col.handles is None or col.store.total() == 0
+            empty = col.is_empty()
         removed = empty and not state.owners.teams(name)
         if removed:
             state.client.delete_collection(name)
@@ -132,7 +132,7 @@ def delete_collection(name: str, state: StateDep, team: TeamDep) -> Response:
 def _drop_if_unused(state: AppState, name: str) -> bool:
     """Remove a collection no team has records in or created (under its lock)."""
     with state.client.reading(name) as col:
-        empty = col.handles is None or col.store.total() == 0
+        empty = col.is_empty()
     if empty and not state.owners.teams(name):
         state.client.delete_collection(name)
         return True
@@ -248,12 +248,8 @@ def records(
             }
         )
     with state.client.reading(name) as col:
-        if col.handles is None:
-            ids: list[str] = []
-            page: list[Record] = []
-        else:
-            ids = sorted(col.store.hashes(team))
-            page = col.store.get(team, ids[offset : offset + limit])
+        ids = col.record_ids(team)
+        page = col.records(team, ids[offset : offset + limit])
     return json_response(
         {
             "collection": name,

@@ -46,7 +46,7 @@ def _collections(state: AppState, team: str) -> tuple[CollectionRow, ...]:
     rows = []
     for info in visible(state.client, state.owners, team):
         with state.client.reading(info.name) as col:
-            count = col.store.count(team) if col.handles is not None else 0
+            count = col.count(team)
         rows.append(CollectionRow(info.name, info.description, info.source_type, count, info.axes))
     return tuple(rows)
 
@@ -98,13 +98,8 @@ def document_records(state: AppState, team: str, collection: str, doc_id: str) -
     when the collection is not the team's or the document is not there."""
     if find_visible(state.client, state.owners, team, collection) is None:
         return []
-    prefix = doc_id + ":"
     with state.client.reading(collection) as col:
-        if col.handles is None:
-            return []
-        ids = sorted(i for i in col.store.hashes(team) if i.startswith(prefix))
-        found = col.store.get(team, ids[:MAX_DOC_RECORDS])
-    return [r for r in found if r.doc_id == doc_id]
+        return col.document(team, doc_id, MAX_DOC_RECORDS)
 
 
 def record_view(record: Record) -> dict[str, Any]:
