@@ -60,17 +60,11 @@ from typing import Any
 
 import httpx
 
-import tansaku
-from tansaku.demo.paths import examples_dir
-from tansaku.demo.report_io import write_reports_jsonl
-from tansaku.demo.reports import generate
-from tansaku.demo.tables import install_demo_tables
-from tansaku.embed import load_embedder
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from load_questions import ASKS, SEARCHES, NewQuestions
 from load_report import baseline_source, head_commit, machine, markdown
 from load_uploads import COUNTER, Uploader, upload_rows
+from load_workspace import build, build_demo
 
 NOW = date(2025, 12, 11)
 NOW_ISO = "2025-12-11T09:00"
@@ -86,38 +80,6 @@ def _cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process (Linux ``/proc``)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def build(home: Path, since: date, embedder: str, procs: list[subprocess.Popen[str]]) -> int:
-    """The workspace: reports since ``since``, the manuals, the tables; returns its records."""
-    home.mkdir(parents=True, exist_ok=True)
-    if embedder == "fake":
-        srv = subprocess.Popen(
-            [sys.executable, "-m", "tansaku.testing.fake_embedding_server", "--dim", "256"],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        procs.append(srv)
-        url = srv.stdout.readline().strip() if srv.stdout else ""
-        toml = f'[embedder]\nprovider = "tei"\nbase_url = "{url}/v1"\nmodel = "fake-e5"\n'
-        (home / "tansaku.toml").write_text(toml, encoding="utf-8")
-    ex = examples_dir()
-    reports = write_reports_jsonl(generate(NOW, start=since), home / "src" / "reports.jsonl")
-    with tansaku.connect(home, embedder=load_embedder(home)) as ts:
-        ts.ingest([reports], collection="reports", config=ex / "configs" / "reports.toml")
-        manuals = sorted((ex / "manuals").glob("*.md"))
-        ts.ingest(manuals, collection="manuals", config=ex / "configs" / "manuals.toml")
-        install_demo_tables(home, now=NOW)
-        return sum(info.points for info in ts.collections())
-
-
-def build_demo(home: Path) -> int:
-    """``tansaku demo build`` (the same day gives the same workspace; quick when built)."""
-    exe = shutil.which("tansaku", path=str(Path(sys.executable).parent)) or "tansaku"
-    cmd = [exe, "demo", "build", "--home", str(home), "--now", NOW.isoformat()]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    with tansaku.connect(home, embedder=load_embedder(home)) as ts:
-        return sum(info.points for info in ts.collections())
 
 
 def serve(
