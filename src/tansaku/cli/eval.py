@@ -98,6 +98,14 @@ def register(app: typer.Typer, *, connect: ConnectFn | None = None) -> None:
                 help="評価用に作った一時コレクション(eval-…)を残す(次回の取り込みを省ける)",
             ),
         ] = False,
+        record: Annotated[
+            bool,
+            typer.Option(
+                "--record",
+                help="結果(Recall@10・P@10・MRR・nDCG@10)をワークスペースに記録し、"
+                "サーバーの /metrics(tansaku_recall_batch)に出す",
+            ),
+        ] = False,
     ) -> None:
         """検索の品質(nDCG@10・Recall・MRR・P@10・R@1・0件率)と速度を評価する。"""
         from dataclasses import replace
@@ -130,6 +138,12 @@ def register(app: typer.Typer, *, connect: ConnectFn | None = None) -> None:
 
             with opener(home) as ts, progress_bar:
                 report = run_eval(ts, ds, configs or None, team=team, progress=progress, keep=keep)
+                recorded = None
+                if record:
+                    from tansaku.eval.batch import batch_file, record_batch
+
+                    recorded = batch_file(ts.workspace.logs_dir)
+                    record_batch(report, recorded)
             written = write_report(report, out) if out is not None else None
         except TansakuError as exc:
             raise fail(str(exc)) from None
@@ -137,6 +151,10 @@ def register(app: typer.Typer, *, connect: ConnectFn | None = None) -> None:
             sys.stdout.write(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n")
         else:
             _print_table(report)
+        if recorded is not None:
+            Console(stderr=True).print(
+                f"記録しました(/metrics の tansaku_recall_batch): {recorded}"
+            )
         if written is not None:
             err = Console(stderr=True)
             for w in written.warnings:

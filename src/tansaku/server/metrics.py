@@ -5,12 +5,16 @@ apps in one process, as in the tests, count separately).
 ``tansaku_feedback_total{rating,query_type}``, ``tansaku_ask_total{outcome}``,
 ``tansaku_ingest_chunks_total`` and ``tansaku_http_requests_total{route,status}`` — the route
 label is the route's template (``/api/jobs/{job_id}``), never the raw path, so the number of
-series stays bounded whatever clients send.
+series stays bounded whatever clients send. ``tansaku_recall_batch{dataset,config,metric}`` and
+``tansaku_recall_batch_timestamp_seconds{dataset,config}``: the accuracy batch recorded by
+``tansaku eval --record`` (``tansaku.eval.batch``), read from its file at every scrape.
 """
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from pathlib import Path
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from tansaku.search.types import SearchResult
@@ -61,3 +65,33 @@ class Metrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+def batch_gauges(path: Path) -> bytes:
+    """The recorded accuracy batch as Prometheus text (nothing when none was recorded)."""
+    from tansaku.eval.batch import BATCH_METRICS, read_batches
+
+    batches = read_batches(path)
+    if not batches:
+        return b""
+    registry = CollectorRegistry(auto_describe=True)
+    value = Gauge(
+        "tansaku_recall_batch",
+        "Accuracy batch (tansaku eval --record): recall@10, p@10, mrr@10, ndcg@10",
+        ["dataset", "config", "metric"],
+        registry=registry,
+    )
+    stamp = Gauge(
+        "tansaku_recall_batch_timestamp_seconds",
+        "When the accuracy batch was recorded",
+        ["dataset", "config"],
+        registry=registry,
+    )
+    for dataset, configs in sorted(batches.items()):
+        for config, figures in sorted(configs.items()):
+            for metric in BATCH_METRICS:
+                if isinstance(figures.get(metric), int | float):
+                    value.labels(dataset, config, metric).set(float(figures[metric]))
+            if isinstance(figures.get("recorded_at"), int | float):
+                stamp.labels(dataset, config).set(float(figures["recorded_at"]))
+    return generate_latest(registry)

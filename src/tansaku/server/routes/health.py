@@ -116,4 +116,8 @@ def metrics(request: Request, state: StateDep) -> Response:
             )
         if team not in state.settings.admin_teams:
             raise ApiError(403, "admin_only", ADMIN_ONLY)
-    return Response(state.metrics.render(), media_type=state.metrics.content_type)
+    from tansaku.eval.batch import batch_file
+    from tansaku.server.metrics import batch_gauges
+
+    batch = batch_gauges(batch_file(state.client.workspace.logs_dir))
+    return Response(state.metrics.render() + batch, media_type=state.metrics.content_type)
