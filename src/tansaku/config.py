@@ -83,16 +83,18 @@ _LABELS = {
     "MergeMethod": "merge",
 }
 NORMALIZATIONS = ("max", "minmax", "zscore")
+DEFAULT_NORMALIZATION = "max"
 
 
 @dataclass(frozen=True, kw_only=True)
 class FusionConfig:
-    """``linear``: weighted sum of per-axis normalised scores (``max``: s/max, ``minmax``);
+    """``linear``: weighted sum of per-axis normalised scores (``max``: s/max, ``minmax``,
+    ``zscore``: a tenth of the standard score over the axis' candidates);
     ``rrf``: weighted reciprocal rank fusion with constant ``k`` and 1-based ranks."""
 
     method: FusionMethod = FusionMethod.LINEAR
     k: int = 60
-    normalization: str = "max"
+    normalization: str = DEFAULT_NORMALIZATION
 
     def __post_init__(self) -> None:
         if self.k <= 0:
@@ -318,7 +320,7 @@ def config_from_dict(data: Mapping[str, Any], *, name: str | None = None) -> Col
     fusion = FusionConfig(
         method=FusionMethod.from_str(str(fusion_raw.get("method", "linear"))),
         k=int(fusion_raw.get("k", 60)),
-        normalization=str(fusion_raw.get("normalization", "max")),
+        normalization=str(fusion_raw.get("normalization", DEFAULT_NORMALIZATION)),
     )
     search = data.get("search", {})
     bm25 = data.get("bm25", {})

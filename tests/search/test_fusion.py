@@ -73,18 +73,29 @@ def test_linear_fusion_rejects_unknown_normalization():
         linear_fusion({}, {}, normalization="softmax")
 
 
-def test_zscore_hand_computed_floored_at_zero():
-    # mean 6, population std sqrt(32/3)
+def test_zscore_hand_computed_floored_at_zero_a_tenth_with_a_tail():
+    # mean 6, population std sqrt(32/3); at or below the mean only the tail 1e-4 · s / max
     z = zscore([("a", 10.0), ("b", 6.0), ("c", 2.0)])
-    assert z["a"] == pytest.approx(4 / (32 / 3) ** 0.5)
-    assert z["b"] == 0.0 and z["c"] == 0.0
-    assert zscore([("a", 0.7), ("b", 0.7)]) == {"a": 1.0, "b": 1.0}
+    assert z["a"] == pytest.approx(4 / (32 / 3) ** 0.5 / 10 + 1e-4)
+    assert z["b"] == pytest.approx(1e-4 * 0.6) and z["c"] == pytest.approx(1e-4 * 0.2)
+    assert z["a"] > z["b"] > z["c"] > 0  # every candidate kept, in its leg's order
+    assert zscore([("a", 0.7), ("b", 0.7)]) == pytest.approx({"a": 0.1001, "b": 0.1001})
     assert zscore([]) == {}
+
+
+def test_zscore_stays_below_one_at_the_default_depth():
+    # the most a run of 100 can stand out: one score far above 99 equal ones (sqrt(99) sd)
+    run = [("top", 1000.0)] + [(f"d{i}", 1.0) for i in range(99)]
+    assert max(zscore(run).values()) < 1.0
+    fused = linear_fusion(
+        {"bm25": run, "dense": run}, {"bm25": 0.5, "dense": 0.5}, normalization="zscore"
+    )
+    assert max(fused.values()) < 1.0
 
 
 def test_zscore_counts_the_leg_with_a_clear_winner_more():
     sure = [("d1", 10.0)] + [(f"s{i}", 1.0) for i in range(9)]  # one result stands out
     unsure = [("d2", 0.9)] + [(f"u{i}", 0.9 - 0.01 * i) for i in range(1, 10)]  # a slope
     fused = linear_fusion({"bm25": sure, "dense": unsure}, {}, normalization="zscore")
-    assert fused["d1"] == pytest.approx(3.0)  # (10 - 1.9) / 2.7
-    assert fused["d2"] < 2.0
+    assert fused["d1"] == pytest.approx(0.3, abs=1e-3)  # (10 - 1.9) / 2.7 / 10
+    assert fused["d2"] < 0.2

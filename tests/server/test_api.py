@@ -52,6 +52,24 @@ def test_search_carries_the_whole_request(live):
     assert list(data["hits"][0]["axes"]) == ["kw"]
 
 
+def test_search_takes_each_normalisation_and_names_them_on_a_bad_one(live):
+    body = {"query": "冷蔵庫の温度", "collection": "manuals", "top_k": 3, "expand": False}
+    with live.client(KEY_ALPHA) as http:
+        found = {
+            n: http.post("/api/search", json={**body, "fusion": {"normalization": n}})
+            for n in ("zscore", "max", "minmax")
+        }
+        bad = http.post("/api/search", json={**body, "fusion": {"normalization": "softmax"}})
+        spec = http.get("/openapi.json").json()
+    for n, r in found.items():
+        assert r.status_code == 200, (n, r.text)
+        assert r.json()["hits"][0]["doc_id"] == "fridge"
+        assert r.json()["plan"]["fusion"]["normalization"] == n
+    assert bad.status_code in (400, 422) and "zscore" in bad.text
+    fusion = spec["components"]["schemas"]["FusionBody"]["properties"]["normalization"]
+    assert set(fusion["enum"]) == {"zscore", "max", "minmax"}
+
+
 def test_an_axis_searches_for_its_own_text(live):
     """``axis_queries``: the keyword axis looks for アレルギー while the query says 冷蔵庫; an
     axis the search does not have is a 400 naming the axes there are."""

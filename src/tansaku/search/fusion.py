@@ -40,14 +40,25 @@ def maxnorm(run: Run) -> dict[Hashable, float]:
     return {k: s / hi for k, s in run}
 
 
+Z_SCALE = 10.0
+"""Standard scores are divided by this: a run of ``n`` scores has none above ``sqrt(n - 1)``,
+so at the default depth (100 candidates per axis) every normalised score stays below 1 and the
+fused score, with weights that sum to 1, does too (``min_score``, the multi-query merge's
+``hit_count × 10 + score`` and the displays read it on the scale they always had)."""
+Z_TAIL = 1e-4
+"""Candidates at or below their run's mean keep ``Z_TAIL × s / max``: ordered by their own
+score after every candidate above the mean, and never dropped (a fused score of 0 is)."""
+
+
 def zscore(run: Run) -> dict[Hashable, float]:
-    """Standard scores over the run, floored at 0: ``max(0, (s - mean) / std)``.
+    """Standard scores over the run, floored at 0, a tenth: ``max(0, (s - mean) / std) / 10``,
+    plus a tail of ``1e-4 · s / max`` that keeps every candidate positive.
 
     Each leg is measured against its own list: a result far above the rest of its candidates
-    scores high (5 or more standard deviations), while a leg whose best results do not stand out
-    from the rest (a weak leg for this query: no clear winner) gives its best ones 2 or so, so
-    the leg that is sure of something counts more. Scores are not bounded by 1. A run of equal
-    scores (or of one key) maps every key to 1.0.
+    scores high (0.5 or more: five standard deviations), while a leg whose best results do not
+    stand out from the rest (a weak leg for this query: no clear winner) gives its best ones
+    0.2 or so, so the leg that is sure of something counts more. A run of equal scores (or of
+    one key) maps every key to one standard deviation (0.1) plus the tail.
     """
     if not run:
         return {}
@@ -55,9 +66,16 @@ def zscore(run: Run) -> dict[Hashable, float]:
     n = len(scores)
     mean = sum(scores) / n
     std = (sum((s - mean) ** 2 for s in scores) / n) ** 0.5
+    hi = max(scores)
+    lo = min(scores)
+    if hi > 1e-12:  # the tail: s / max, or (s - min) / (max - min) when no score is positive
+        tail, base = Z_TAIL / hi, 0.0
+    else:
+        tail, base = Z_TAIL / max(hi - lo, 1e-12), lo
     if std <= 1e-12:
-        return {k: 1.0 for k, _ in run}
-    return {k: max(0.0, (s - mean) / std) for k, s in run}
+        return {k: 1.0 / Z_SCALE + max(0.0, (s - base) * tail) for k, s in run}
+    inv = 1.0 / (std * Z_SCALE)
+    return {k: max(0.0, (s - mean) * inv) + max(0.0, (s - base) * tail) for k, s in run}
 
 
 NORMALIZERS = {"minmax": minmax, "max": maxnorm, "zscore": zscore}
@@ -69,7 +87,8 @@ def linear_fusion(
     """Weighted sum of normalised scores; a key missing from a run scores 0 there.
 
     ``score(d) = Σ_axis w_axis · norm_axis(d)`` with ``norm`` = ``max`` (``s / max``),
-    ``minmax`` (``(s - min) / (max - min)``) or ``zscore`` (``max(0, (s - mean) / std)``).
+    ``minmax`` (``(s - min) / (max - min)``) or ``zscore`` (``max(0, (s - mean) / std) / 10``
+    and a small tail, :func:`zscore`).
     """
     try:
         norm = NORMALIZERS[normalization]

@@ -34,7 +34,7 @@ class AxisBody(Body):
 class FusionBody(Body):
     method: Literal["linear", "rrf"] = "linear"
     k: Annotated[int, Field(ge=1, le=10_000)] = 60
-    normalization: Literal["max", "minmax"] = "max"
+    normalization: Literal["max", "minmax", "zscore"] = "max"
 
 
 class FilterBody(Body):

@@ -1,0 +1,314 @@
+"""Fusion variants on every set of the retrieval basket, replayed offline from captured legs.
+
+    python bench/fusion_basket.py capture [--sets nta-qa,cards]   # once: every leg's run
+    python bench/fusion_basket.py compare [--json out.json]        # every variant, every set
+
+``capture`` searches every query of every basket set once with the collection as configured
+(``tansaku search``'s own pipeline, top_k 100, in the bench workspace ``.tansaku-bench``) and
+keeps what each axis returned before fusion — its ``(key, raw score)`` list — in
+``.tansaku-bench/legs/<set>.json``. A set whose scratch collection is missing is built first by
+``tansaku eval``'s runner. ``compare`` fuses those lists with each variant below, ranks as the
+engine does (best score first, ties by key, scores ≤ 0 dropped, 100 kept) and scores
+nDCG@10 against the set's judgements; the default and single-leg rows reproduce ``make bench``.
+p: paired randomisation test over queries (10,000 sign flips) against the default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from operator import itemgetter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.retrieval_basket import HOME, datasets
+
+import tansaku
+from tansaku.config import FusionConfig, FusionMethod
+from tansaku.eval import run_eval
+from tansaku.eval.metrics import score_run
+from tansaku.eval.runner import _base, resolve_qrels
+from tansaku.search import fusion as F
+from tansaku.search import retrieve as R
+from tansaku.workspace import DEFAULT_TEAM
+
+LEGS = HOME / "legs"
+Runs = dict[str, list[tuple[str, float]]]
+Fuser = Callable[[Runs, Mapping[str, float]], dict[Hashable, float]]
+
+
+# -- capture -------------------------------------------------------------------------------
+def capture(names: list[str] | None) -> None:
+    LEGS.mkdir(parents=True, exist_ok=True)
+    calls: list[tuple[Runs, dict[str, float]]] = []
+    real = R._FUSERS[FusionMethod.LINEAR]
+
+    def keep(runs: Any, weights: Any, f: FusionConfig) -> dict[Hashable, float]:
+        calls.append(
+            ({n: [(str(k), float(s)) for k, s in r] for n, r in runs.items()}, dict(weights))
+        )
+        return real(runs, weights, f)
+
+    with tansaku.connect(HOME) as ts:
+        for ds in datasets(names, None):
+            name, _, _ = _base(ts, ds)
+            if not ts.has_collection(name):
+                run_eval(ts, ds, None, measure_embedding=False, keep=True)
+            qrels = resolve_qrels(ts, ds, name, DEFAULT_TEAM)
+            R._FUSERS[FusionMethod.LINEAR] = keep
+            out: dict[str, Any] = {"qrels": qrels, "queries": {}}
+            t0 = time.perf_counter()
+            try:
+                for qid, text in ds.queries.items():
+                    calls.clear()
+                    res = ts.search(text, collection=name, team=DEFAULT_TEAM, top_k=100)
+                    out["queries"][qid] = {
+                        "calls": [{"runs": r, "weights": w} for r, w in calls],
+                        "hits": [h.doc_id for h in res.hits],
+                    }
+            finally:
+                R._FUSERS[FusionMethod.LINEAR] = real
+            path = LEGS / f"{ds.name}.json"
+            path.write_text(json.dumps(out, ensure_ascii=False), encoding="utf-8")
+            print(f"{ds.name}: {len(ds.queries)} q, {time.perf_counter() - t0:.0f} s", flush=True)
+
+
+# -- variants ------------------------------------------------------------------------------
+def _norm(name: str) -> Fuser:
+    return lambda runs, w: F.linear_fusion(runs, w, normalization=name)
+
+
+def zclip(c: float) -> Fuser:
+    def f(runs: Runs, w: Mapping[str, float]) -> dict[Hashable, float]:
+        out: dict[Hashable, float] = {}
+        for axis, run in runs.items():
+            for k, s in F.zscore(run).items():
+                out[k] = out.get(k, 0.0) + w.get(axis, 1.0) * min(s, c)
+        return out
+
+    return f
+
+
+def zwindow(depth: int) -> Fuser:
+    """Standard scores against the statistics of the run's first ``depth`` only."""
+
+    def f(runs: Runs, w: Mapping[str, float]) -> dict[Hashable, float]:
+        out: dict[Hashable, float] = {}
+        for axis, run in runs.items():
+            if not run:
+                continue
+            head = [s for _, s in run[:depth]]
+            mean = sum(head) / len(head)
+            std = (sum((s - mean) ** 2 for s in head) / len(head)) ** 0.5
+            for k, s in run:
+                z = 1.0 if std <= 1e-12 else max(0.0, (s - mean) / std)
+                out[k] = out.get(k, 0.0) + w.get(axis, 1.0) * z
+        return out
+
+    return f
+
+
+def zmax() -> Fuser:
+    """zscore divided by the leg's best standard score: a leg's best is 1, like max norm."""
+
+    def f(runs: Runs, w: Mapping[str, float]) -> dict[Hashable, float]:
+        out: dict[Hashable, float] = {}
+        for axis, run in runs.items():
+            z = F.zscore(run)
+            top = max(z.values(), default=0.0) or 1.0
+            for k, s in z.items():
+                out[k] = out.get(k, 0.0) + w.get(axis, 1.0) * s / top
+        return out
+
+    return f
+
+
+def zdense(mult: float, mode: str = "zscore") -> Fuser:
+    """zscore with the dense axes' weights multiplied by ``mult``."""
+
+    def f(runs: Runs, w: Mapping[str, float]) -> dict[Hashable, float]:
+        ww = {a: w.get(a, 1.0) * (mult if _is_dense(a, runs) else 1.0) for a in runs}
+        return F.linear_fusion(runs, ww, normalization=mode)
+
+    return f
+
+
+DENSE_AXES = ("dense", "effect_semantic", "combined")  # the basket's and the cards' dense axes
+
+
+def _is_dense(axis: str, runs: Runs) -> bool:
+    return axis in DENSE_AXES
+
+
+def zagree(alpha: float) -> Fuser:
+    """zscore, each leg weighted by 1 + alpha × the share of its top 10 the other legs also
+    rank in their top 10 (a leg that agrees with the rest counts more)."""
+
+    def f(runs: Runs, w: Mapping[str, float]) -> dict[Hashable, float]:
+        tops = {a: {k for k, _ in r[:10]} for a, r in runs.items()}
+        ww = {}
+        for a in runs:
+            others = (
+                set().union(*(t for b, t in tops.items() if b != a)) if len(tops) > 1 else set()
+            )
+            share = len(tops[a] & others) / max(1, len(tops[a]))
+            ww[a] = w.get(a, 1.0) * (1.0 + alpha * share)
+        return F.linear_fusion(runs, ww, normalization="zscore")
+
+    return f
+
+
+def zgap(alpha: float) -> Fuser:
+    """zscore, each leg weighted by 1 + alpha × its first result's lead over its second, in
+    standard deviations (a leg sure of one result counts more)."""
+
+    def f(runs: Runs, w: Mapping[str, float]) -> dict[Hashable, float]:
+        ww = {}
+        normed = {a: F.zscore(r) for a, r in runs.items()}
+        for a, r in runs.items():
+            z = [normed[a][k] for k, _ in r[:2]]
+            lead = (z[0] - z[1]) if len(z) > 1 else 0.0
+            ww[a] = w.get(a, 1.0) * (1.0 + alpha * min(lead, 3.0))
+        out: dict[Hashable, float] = {}
+        for a, zs in normed.items():
+            for k, s in zs.items():
+                out[k] = out.get(k, 0.0) + ww[a] * s
+        return out
+
+    return f
+
+
+def rrf(k: int) -> Fuser:
+    return lambda runs, w: F.rrf_fusion(runs, w, k=k)
+
+
+def leg(kind: str) -> Fuser:
+    """One leg alone (cards: its dense axes together, max-normalised, as `tansaku eval`)."""
+
+    def f(runs: Runs, w: Mapping[str, float]) -> dict[Hashable, float]:
+        keep = {a: r for a, r in runs.items() if (_is_dense(a, runs) == (kind == "dense"))}
+        if kind == "bm25":
+            keep = {a: r for a, r in keep.items() if a != "bigram"}
+        return F.linear_fusion(keep, w, normalization="max")
+
+    return f
+
+
+VARIANTS: dict[str, Fuser] = {
+    "default (max)": _norm("max"),
+    "bm25": leg("bm25"),
+    "dense": leg("dense"),
+    "minmax": _norm("minmax"),
+    "zscore": _norm("zscore"),
+    "zscore clip 3": zclip(3.0),
+    "zscore clip 4": zclip(4.0),
+    "zscore clip 5": zclip(5.0),
+    "zscore top-20": zwindow(20),
+    "zscore top-50": zwindow(50),
+    "zscore / best": zmax(),
+    "zscore dense ×1.25": zdense(1.25),
+    "zscore dense ×1.5": zdense(1.5),
+    "zscore dense ×2": zdense(2.0),
+    "minmax dense ×1.5": zdense(1.5, "minmax"),
+    "zscore agree 0.5": zagree(0.5),
+    "zscore agree 1": zagree(1.0),
+    "zscore gap 0.25": zgap(0.25),
+    "zscore gap 0.5": zgap(0.5),
+    "rrf k60": rrf(60),
+}
+
+
+# -- replay --------------------------------------------------------------------------------
+def rank(fused: Mapping[Hashable, float], n: int = 100) -> tuple[str, ...]:
+    ranked = sorted(fused.items(), key=itemgetter(0))
+    ranked.sort(key=itemgetter(1), reverse=True)
+    return tuple(str(k) for k, s in ranked[:n] if s > 0)
+
+
+def replay(data: dict[str, Any], fuser: Fuser) -> dict[str, float]:
+    """Per-query nDCG@10 of a variant (first retrieval of each search: stage 0, one query)."""
+    rankings: dict[str, tuple[str, ...]] = {}
+    for qid, q in data["queries"].items():
+        if not q["calls"]:
+            rankings[qid] = ()
+            continue
+        call = q["calls"][0]
+        runs = {a: [(k, s) for k, s in r] for a, r in call["runs"].items()}
+        rankings[qid] = rank(fuser(runs, call["weights"]))
+    _, per = score_run(data["qrels"], rankings)
+    return {q: m["ndcg@10"] for q, m in per.items()}
+
+
+def paired_p(a: Sequence[float], b: Sequence[float], n: int = 10_000, seed: int = 0) -> float:
+    d = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
+    if not d.any():
+        return 1.0
+    rng = np.random.default_rng(seed)
+    signs = rng.choice([-1.0, 1.0], size=(n, len(d)))
+    obs = abs(d.mean())
+    return float((np.abs((signs * d).mean(axis=1)) >= obs - 1e-12).mean())
+
+
+def load(names: list[str] | None) -> dict[str, dict[str, Any]]:
+    out = {}
+    for path in sorted(LEGS.glob("*.json")):
+        if names is None or path.stem in names:
+            out[path.stem] = json.loads(path.read_text(encoding="utf-8"))
+    return out
+
+
+def compare(names: list[str] | None, variants: Mapping[str, Fuser]) -> dict[str, Any]:
+    sets = load(names)
+    results: dict[str, dict[str, dict[str, float]]] = {}
+    for s, data in sets.items():
+        multi = sum(len(q["calls"]) > 1 for q in data["queries"].values())
+        print(
+            f"{s}: {len(data['queries'])} q, {multi} with more than one retrieval", file=sys.stderr
+        )
+        results[s] = {v: replay(data, f) for v, f in variants.items()}
+    order = list(sets)
+    print("| variant | " + " | ".join(order) + " | worst Δ vs max(default, dense) |")
+    print("|---|" + "---|" * (len(order) + 1))
+    for v in variants:
+        cells, worst = [], math.inf
+        for s in order:
+            base = results[s]["default (max)"]
+            qs = list(base)
+            mine = [results[s][v][q] for q in qs]
+            mean = float(np.mean(mine))
+            ref = max(
+                float(np.mean(list(base.values()))),
+                float(np.mean(list(results[s]["dense"].values()))),
+            )
+            worst = min(worst, mean - ref)
+            p = paired_p([base[q] for q in qs], mine)
+            cells.append(f"{mean:.4f} ({'p<.001' if p < 0.001 else f'p={p:.2f}'})")
+        print(f"| {v} | " + " | ".join(cells) + f" | {worst:+.4f} |")
+    return results
+
+
+def main(argv: list[str]) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("what", choices=("capture", "compare"))
+    ap.add_argument("--sets")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args(argv)
+    names = args.sets.split(",") if args.sets else None
+    if args.what == "capture":
+        capture(names)
+        return
+    results = compare(names, VARIANTS)
+    if args.json:
+        args.json.write_text(json.dumps(results), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
