@@ -21,17 +21,15 @@ from decimal import Decimal
 from typing import Any
 
 from tansaku.tables.daily import (
-    DAILY_REPORTS,
-    JsonResult,
-    ReportQuery,
+    PeriodQuery,
+    PeriodResult,
     as_int,
     iso,
     percent,
-    period_result,
+    period_statistic,
     round_half_up,
 )
-from tansaku.tables.period import Period, StoreScope, parse_date, resolve_period
-from tansaku.tables.sandbox import TableDatabase
+from tansaku.tables.period import Period, parse_date
 
 # --- claims --------------------------------------------------------------------------------------
 
@@ -51,9 +49,7 @@ class ClaimCase:
 
 
 @dataclass(frozen=True)
-class ClaimStatistics(JsonResult):
-    period: Period
-    scope: StoreScope
+class ClaimStatistics(PeriodResult):
     total_reports: int
     claim_count: int
     daily_trend: tuple[DayCount, ...]
@@ -64,8 +60,8 @@ class ClaimStatistics(JsonResult):
     def claim_rate(self) -> str | None:
         return percent(self.claim_count, self.total_reports)
 
-    def to_dict(self) -> dict[str, Any]:
-        body = {
+    def body(self) -> dict[str, Any]:
+        return {
             "summary": {
                 "total_reports": self.total_reports,
                 "claim_count": self.claim_count,
@@ -74,37 +70,21 @@ class ClaimStatistics(JsonResult):
             "daily_trend": [{"date": d.date, "count": d.count} for d in self.daily_trend],
             "recent_claims": [vars(c) for c in self.recent_claims],
         }
-        return period_result(self.period, self.scope, body, report_count=self.total_reports)
+
+    @property
+    def reports_counted(self) -> int:
+        return self.total_reports
 
 
-def get_claim_statistics(
-    db: TableDatabase,
-    date_from: date | str | None = None,
-    date_to: date | str | None = None,
-    days: int = 30,
-    *,
-    scope: StoreScope,
-    today: date | None = None,
-    recent_limit: int = 10,
-    table: str = DAILY_REPORTS,
-) -> ClaimStatistics:
+@period_statistic
+def get_claim_statistics(query: PeriodQuery) -> ClaimStatistics:
     """クレーム統計: 指定期間のクレーム件数・発生率・日別件数・最近のクレーム内容。"""
-    period = resolve_period(date_from, date_to, days, today=today)
-    reports = ReportQuery(db, table, scope)
-    ((total, claims),) = reports.rows("count(*), count(*) FILTER (WHERE claim)", period)
-    trend = reports.rows(
-        '"date", count(*)', period, where="claim", tail='GROUP BY "date" ORDER BY "date" DESC'
-    )
-    recent = reports.rows(
-        '"date", store, author, claim_content',
-        period,
-        where="claim",
-        tail='ORDER BY "date" DESC, store LIMIT ?',
-        params=(recent_limit,),
-    )
+    ((total, claims),) = query.rows("count(*), count(*) FILTER (WHERE claim)")
+    trend = query.per_day("count(*)", "claim")
+    recent = query.recent("claim_content", "claim")
     return ClaimStatistics(
-        period=period,
-        scope=scope,
+        period=query.period,
+        scope=query.scope,
         total_reports=as_int(total),
         claim_count=as_int(claims),
         daily_trend=tuple(DayCount(iso(d), as_int(n)) for d, n in trend),
@@ -141,9 +121,7 @@ class StoreSales:
 
 
 @dataclass(frozen=True)
-class SalesTrend(JsonResult):
-    period: Period
-    scope: StoreScope
+class SalesTrend(PeriodResult):
     total_sales: int
     report_count: int
     daily_trend: tuple[DaySales, ...]
@@ -159,8 +137,8 @@ class SalesTrend(JsonResult):
             round_half_up(Decimal(self.total_sales) / self.report_count) if self.report_count else 0
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        body = {
+    def body(self) -> dict[str, Any]:
+        return {
             "summary": {
                 "total_sales": self.total_sales,
                 "avg_sales": self.avg_sales,
@@ -176,7 +154,10 @@ class SalesTrend(JsonResult):
                 for b in self.by_store
             ],
         }
-        return period_result(self.period, self.scope, body, report_count=self.report_count)
+
+    @property
+    def reports_counted(self) -> int:
+        return self.report_count
 
 
 def _weeks(period: Period, per_day: list[tuple[date, int, int]]) -> tuple[WeekAverage, ...]:
@@ -197,39 +178,23 @@ def _weeks(period: Period, per_day: list[tuple[date, int, int]]) -> tuple[WeekAv
     return tuple(weeks)
 
 
-def get_sales_trend(
-    db: TableDatabase,
-    date_from: date | str | None = None,
-    date_to: date | str | None = None,
-    days: int = 30,
-    *,
-    scope: StoreScope,
-    today: date | None = None,
-    table: str = DAILY_REPORTS,
-) -> SalesTrend:
+@period_statistic
+def get_sales_trend(query: PeriodQuery) -> SalesTrend:
     """売上トレンド: 指定期間の売上合計・日報1件あたり平均・日別売上・週平均。"""
-    period = resolve_period(date_from, date_to, days, today=today)
-    reports = ReportQuery(db, table, scope)
-    per_day = reports.rows(
-        '"date", sum(sales), count(sales)',
-        period,
-        where="sales IS NOT NULL",
-        tail='GROUP BY "date" ORDER BY "date"',
-    )
+    per_day = query.per_day("sum(sales), count(sales)", "sales IS NOT NULL", newest_first=False)
     rows = [(parse_date(iso(d)), as_int(s), as_int(n)) for d, s, n in per_day]
-    per_store = reports.rows(
+    per_store = query.rows(
         "store, sum(sales), count(sales)",
-        period,
         where="sales IS NOT NULL",
         tail="GROUP BY store ORDER BY sum(sales) DESC, store",
     )
     return SalesTrend(
-        period=period,
-        scope=scope,
+        period=query.period,
+        scope=query.scope,
         total_sales=sum(s for _, s, _ in rows),
         report_count=sum(n for _, _, n in rows),
         daily_trend=tuple(DaySales(d.isoformat(), s) for d, s, _ in rows),
-        weekly_avg=_weeks(period, rows),
+        weekly_avg=_weeks(query.period, rows),
         by_store=tuple(StoreSales(str(st), as_int(v), as_int(n)) for st, v, n in per_store),
     )
 
@@ -253,9 +218,7 @@ class CashCase:
 
 
 @dataclass(frozen=True)
-class CashDifferenceAnalysis(JsonResult):
-    period: Period
-    scope: StoreScope
+class CashDifferenceAnalysis(PeriodResult):
     total_reports: int
     diff_count: int
     total_diff: int
@@ -275,8 +238,8 @@ class CashDifferenceAnalysis(JsonResult):
     def avg_diff(self) -> int:
         return round_half_up(Decimal(self.total_diff) / self.diff_count) if self.diff_count else 0
 
-    def to_dict(self) -> dict[str, Any]:
-        body = {
+    def body(self) -> dict[str, Any]:
+        return {
             "summary": {
                 "total_reports": self.total_reports,
                 "diff_count": self.diff_count,
@@ -291,48 +254,28 @@ class CashDifferenceAnalysis(JsonResult):
             "daily_trend": [vars(d) for d in self.daily_trend],
             "recent_cases": [vars(c) for c in self.recent_cases],
         }
-        return period_result(self.period, self.scope, body, report_count=self.total_reports)
+
+    @property
+    def reports_counted(self) -> int:
+        return self.total_reports
 
 
-def get_cash_difference_analysis(
-    db: TableDatabase,
-    date_from: date | str | None = None,
-    date_to: date | str | None = None,
-    days: int = 30,
-    *,
-    scope: StoreScope,
-    today: date | None = None,
-    recent_limit: int = 10,
-    table: str = DAILY_REPORTS,
-) -> CashDifferenceAnalysis:
+@period_statistic
+def get_cash_difference_analysis(query: PeriodQuery) -> CashDifferenceAnalysis:
     """現金過不足分析: 発生件数・発生率・合計・平均・過剰/不足の内訳・日別・最近の発生。"""
-    period = resolve_period(date_from, date_to, days, today=today)
-    reports = ReportQuery(db, table, scope)
-    ((total, n, s, pn, ps, mn, ms),) = reports.rows(
+    ((total, n, s, pn, ps, mn, ms),) = query.rows(
         "count(*), count(*) FILTER (WHERE cash_difference != 0), "
         "sum(cash_difference) FILTER (WHERE cash_difference != 0), "
         "count(*) FILTER (WHERE cash_difference > 0), "
         "sum(cash_difference) FILTER (WHERE cash_difference > 0), "
         "count(*) FILTER (WHERE cash_difference < 0), "
-        "sum(cash_difference) FILTER (WHERE cash_difference < 0)",
-        period,
+        "sum(cash_difference) FILTER (WHERE cash_difference < 0)"
     )
-    trend = reports.rows(
-        '"date", sum(cash_difference), count(*)',
-        period,
-        where="cash_difference != 0",
-        tail='GROUP BY "date" ORDER BY "date" DESC',
-    )
-    recent = reports.rows(
-        '"date", store, author, cash_difference',
-        period,
-        where="cash_difference != 0",
-        tail='ORDER BY "date" DESC, store LIMIT ?',
-        params=(recent_limit,),
-    )
+    trend = query.per_day("sum(cash_difference), count(*)", "cash_difference != 0")
+    recent = query.recent("cash_difference", "cash_difference != 0")
     return CashDifferenceAnalysis(
-        period=period,
-        scope=scope,
+        period=query.period,
+        scope=query.scope,
         total_reports=as_int(total),
         diff_count=as_int(n),
         total_diff=as_int(s),

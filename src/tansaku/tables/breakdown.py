@@ -7,12 +7,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import timedelta
 from typing import Any
 
-from tansaku.tables.daily import DAILY_REPORTS, JsonResult, ReportQuery, as_int, iso, percent
-from tansaku.tables.period import Period, StoreScope, resolve_period
-from tansaku.tables.sandbox import TableDatabase
+from tansaku.tables.daily import JsonResult, PeriodQuery, as_int, iso, percent, period_statistic
+from tansaku.tables.period import Period, StoreScope
 
 EXAMPLES = 3
 TOPICS = 5
@@ -108,37 +107,24 @@ def _topics(texts: list[str]) -> tuple[tuple[str, int], ...]:
     return tuple((t, n) for t, n in counts.most_common(TOPICS) if n >= 2)
 
 
-def get_claim_breakdown(
-    db: TableDatabase,
-    date_from: date | str | None = None,
-    date_to: date | str | None = None,
-    days: int = 30,
-    *,
-    scope: StoreScope,
-    today: date | None = None,
-    table: str = DAILY_REPORTS,
-) -> ClaimBreakdown:
+@period_statistic
+def get_claim_breakdown(query: PeriodQuery) -> ClaimBreakdown:
     """クレームの内訳: 店舗別・週別の件数、内容に多い語、直前の同じ長さの期間との比較、例。"""
-    period = resolve_period(date_from, date_to, days, today=today)
-    length = (period.end - period.start).days + 1
-    previous = Period(period.start - timedelta(days=length), period.start - timedelta(days=1))
-    reports = ReportQuery(db, table, scope)
-    ((total, claims),) = reports.rows("count(*), count(*) FILTER (WHERE claim)", period)
+    period, reports = query.period, query.reports
+    previous = Period(period.start - timedelta(days=period.days), period.start - timedelta(days=1))
+    ((total, claims),) = query.rows("count(*), count(*) FILTER (WHERE claim)")
     ((before,),) = reports.rows("count(*) FILTER (WHERE claim)", previous)
-    by_store = reports.rows(
-        "store, count(*)", period, where="claim", tail="GROUP BY store ORDER BY 2 DESC, store"
+    by_store = query.rows(
+        "store, count(*)", where="claim", tail="GROUP BY store ORDER BY 2 DESC, store"
     )
-    by_week = reports.rows(
+    by_week = query.rows(
         "CAST(date_trunc('week', \"date\") AS DATE), count(*)",
-        period,
         where="claim",
         tail="GROUP BY 1 ORDER BY 1",
     )
-    columns = {name.lower() for name, _ in db.columns(db.config.table(table).name)}
-    rid = "report_id" if "report_id" in columns else "NULL"
-    cases = reports.rows(
+    rid = "report_id" if "report_id" in reports.columns else "NULL"
+    cases = query.rows(
         f'{rid}, "date", store, claim_content',
-        period,
         where="claim",
         tail='ORDER BY "date" DESC, store',
     )
@@ -149,7 +135,7 @@ def get_claim_breakdown(
     return ClaimBreakdown(
         period=period,
         previous=previous,
-        scope=scope,
+        scope=query.scope,
         total_reports=as_int(total),
         claim_count=as_int(claims),
         previous_count=as_int(before),

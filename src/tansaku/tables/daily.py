@@ -1,18 +1,22 @@
 """The daily-report table as the analytics functions see it, and their number formatting.
 
 ``ReportQuery`` runs the library's own parameterised SQL for one store scope and period in the
-same locked sandbox as the agent's queries. Averages and rates round half away from zero
-(``-187.5`` → ``-188``, ``12.25%`` → ``12.3%``).
+same locked sandbox as the agent's queries. ``period_statistic`` gives each statistic the one
+signature they all share (dates, days, scope, today, recent_limit, table) and hands it a
+``PeriodQuery``: the period resolved and the table checked once. Averages and rates round half
+away from zero (``-187.5`` → ``-188``, ``12.25%`` → ``12.3%``).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from tansaku.tables.period import AnalyticsError, Period, StoreScope
+from tansaku.tables.period import AnalyticsError, Period, StoreScope, resolve_period
 from tansaku.tables.sandbox import TableDatabase
 
 DAILY_REPORTS = "daily_reports"
@@ -46,15 +50,28 @@ class JsonResult:
 NO_REPORTS = "指定期間の日報がありません"
 
 
-def period_result(
-    period: Any, scope: Any, body: dict[str, Any], *, report_count: int
-) -> dict[str, Any]:
-    """The envelope every analytics result shares: period, store scope, the body, and a message
-    when the period holds no reports."""
-    out: dict[str, Any] = {"period": period.to_dict(), "store": scope.label, **body}
-    if not report_count:
-        out["message"] = NO_REPORTS
-    return out
+@dataclass(frozen=True)
+class PeriodResult(JsonResult):
+    """A statistic over one period and store scope. ``to_dict`` wraps ``body()`` in the envelope
+    every analytics result shares: period, store scope, and a message when the period holds no
+    reports (``reports_counted``)."""
+
+    period: Period
+    scope: StoreScope
+
+    @property
+    def reports_counted(self) -> int:
+        raise NotImplementedError
+
+    def body(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"period": self.period.to_dict(), "store": self.scope.label}
+        out.update(self.body())
+        if not self.reports_counted:
+            out["message"] = NO_REPORTS
+        return out
 
 
 # --- the table -----------------------------------------------------------------------------------
@@ -70,6 +87,8 @@ class ReportQuery:
     def __init__(self, db: TableDatabase, table: str, scope: StoreScope) -> None:
         spec = db.config.table(table)  # unknown names raise here, so quoting below is safe
         present = {name.lower() for name, _ in db.columns(spec.name)}
+        self.columns = frozenset(present)
+        """The table's column names, lower case."""
         missing = [c for c in REQUIRED_COLUMNS if c not in present]
         if missing:
             raise AnalyticsError(f"テーブル「{table}」に日報の列 {', '.join(missing)} がありません")
@@ -102,6 +121,74 @@ class ReportQuery:
             clauses.append(where)
         sql = f"SELECT {select} FROM {self.table} WHERE {' AND '.join(clauses)} {tail}"
         return [tuple(r) for r in self.db.execute(sql, [*args, *params]).rows]
+
+
+@dataclass(frozen=True)
+class PeriodQuery:
+    """What a period statistic reads: the daily-report table for one scope, the inclusive period,
+    and how many recent cases to list (for the statistics that list them)."""
+
+    reports: ReportQuery
+    period: Period
+    recent_limit: int = 10
+
+    @property
+    def scope(self) -> StoreScope:
+        return self.reports.scope
+
+    def rows(
+        self, select: str, *, where: str = "", tail: str = "", params: tuple[Any, ...] = ()
+    ) -> list[tuple[Any, ...]]:
+        """``ReportQuery.rows`` over this query's period."""
+        return self.reports.rows(select, self.period, where=where, tail=tail, params=params)
+
+    def per_day(
+        self, select: str, where: str, *, newest_first: bool = True
+    ) -> list[tuple[Any, ...]]:
+        """``date, <select>`` for each day with a report matching ``where``."""
+        order = "DESC" if newest_first else "ASC"
+        return self.rows(
+            f'"date", {select}', where=where, tail=f'GROUP BY "date" ORDER BY "date" {order}'
+        )
+
+    def recent(self, select: str, where: str) -> list[tuple[Any, ...]]:
+        """``date, store, author, <select>`` of the newest ``recent_limit`` reports matching
+        ``where``."""
+        return self.rows(
+            f'"date", store, author, {select}',
+            where=where,
+            tail='ORDER BY "date" DESC, store LIMIT ?',
+            params=(self.recent_limit,),
+        )
+
+
+R = TypeVar("R")
+
+
+class period_statistic(Generic[R]):
+    """``compute(query)`` as a statistic taking the dates (``resolve_period``), the store scope
+    and the table: the period is resolved first, then the table and store are checked."""
+
+    def __init__(self, compute: Callable[[PeriodQuery], R]) -> None:
+        self.compute = compute
+        self.__name__ = self.__qualname__ = compute.__name__
+        self.__doc__ = compute.__doc__
+        self.__module__ = compute.__module__
+
+    def __call__(
+        self,
+        db: TableDatabase,
+        date_from: date | str | None = None,
+        date_to: date | str | None = None,
+        days: int = 30,
+        *,
+        scope: StoreScope,
+        today: date | None = None,
+        recent_limit: int = 10,
+        table: str = DAILY_REPORTS,
+    ) -> R:
+        period = resolve_period(date_from, date_to, days, today=today)
+        return self.compute(PeriodQuery(ReportQuery(db, table, scope), period, recent_limit))
 
 
 def iso(value: Any) -> str:
