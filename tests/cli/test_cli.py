@@ -118,3 +118,16 @@ def test_errors_are_japanese_and_nonzero(docs, tmp_path):
     res = runner.invoke(app, ["ingest", str(docs), "-c", "reports", "--config", str(bad_cfg)])
     assert res.exit_code == 1
     assert "borda" in res.stderr
+
+
+def test_a_search_that_finds_nothing_says_what_to_try(docs, tmp_path):
+    """The zero-hit suggestion on the terminal: what was tried, tips and rewordings."""
+    cfg = tmp_path / "bm25.toml"
+    cfg.write_text('[[axes]]\nname = "bm25"\nmode = "bm25"\nweight = 1.0\n', encoding="utf-8")
+    assert (
+        runner.invoke(app, ["ingest", str(docs), "-c", "kw", "--config", str(cfg)]).exit_code == 0
+    )
+    human = runner.invoke(app, ["search", "宇宙ロケットの打ち上げ日程を知りたい", "-c", "kw"])
+    assert human.exit_code == 0, human.output
+    assert "0件" in human.stdout and "言い換えの例" in human.stdout, human.stdout
+    assert "宇宙ロケット" in human.stdout.split("言い換えの例")[1]

@@ -104,6 +104,23 @@ def _preview(text: str, limit: int) -> str:
     return preview(text, limit)
 
 
+def print_suggestion(console: Console, result: SearchResult) -> None:
+    """What a search that found nothing tried and what to try next (``result.suggestion``)."""
+    hint = result.suggestion
+    if hint is None:
+        console.print(
+            "[yellow]該当する結果がありません。言い換えるか、別のコレクションを試してください[/]"
+        )
+        return
+    console.print(f"[yellow]{inline(hint.message)}[/]")
+    for line in hint.tried:
+        console.print(f"[dim]  済: {inline(line)}[/]")
+    for tip in hint.tips:
+        console.print(f"  ・{inline(tip)}")
+    if hint.queries:
+        console.print("  言い換えの例: " + " ".join(f"「{inline(q)}」" for q in hint.queries))
+
+
 def print_search(console: Console, result: SearchResult, *, empty: bool = False) -> None:
     """The result; ``empty``: the team has no record in the collection at all (a different
     message from a search that found nothing)."""
@@ -125,9 +142,7 @@ def print_search(console: Console, result: SearchResult, *, empty: bool = False)
         )
         return
     if not result.hits:
-        console.print(
-            "[yellow]該当する結果がありません。言い換えるか、別のコレクションを試してください[/]"
-        )
+        print_suggestion(console, result)
         return
     for i, hit in enumerate(result.hits, start=1):
         meta = hit.record.metadata
