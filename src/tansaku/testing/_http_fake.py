@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -52,6 +53,50 @@ def json_body(raw: bytes) -> Any:
 def sse(payload: Any) -> bytes:
     """One server-sent event ``data: {json}``."""
     return b"data: " + json.dumps(payload, ensure_ascii=False).encode("utf-8") + b"\n\n"
+
+
+def header(headers: Mapping[str, str], name: str) -> str:
+    """The value of header ``name`` in any case, or ``""``."""
+    return next((v for k, v in headers.items() if k.lower() == name.lower()), "")
+
+
+def bearer_refused(headers: Mapping[str, str], api_key: str | None) -> bool:
+    """True when the fake wants a key (``api_key`` set) and ``Authorization: Bearer`` lacks it."""
+    return api_key is not None and header(headers, "authorization") != f"Bearer {api_key}"
+
+
+def bigrams(text: str) -> list[str]:
+    """The character bigrams of ``text`` (NFKC, lowercased, whitespace removed); a one-character
+    text is its own bigram. What the fakes score and embed with: meaningful for Japanese without
+    a tokenizer."""
+    t = "".join(unicodedata.normalize("NFKC", text).lower().split())
+    if len(t) < 2:
+        return [t] if t else []
+    return [t[i : i + 2] for i in range(len(t) - 1)]
+
+
+class Reject(Exception):
+    """A request the real server would refuse: its HTTP status, message and the field at fault
+    (``""`` when none)."""
+
+    def __init__(self, status: int, message: str, field: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.field = field
+
+
+@dataclass(frozen=True)
+class ProtocolRequest:
+    """One request a fake speaking several protocols received, recorded before any check."""
+
+    method: str
+    path: str
+    protocol: str
+    """The protocol of the path, or ``""`` for other paths."""
+    headers: Mapping[str, str]
+    body: Any
+    """The parsed JSON body, or ``None`` when it was not JSON."""
 
 
 @dataclass(frozen=True)
@@ -166,6 +211,27 @@ class HTTPFake(Generic[R]):
     def handle(self, request: HTTPRequest) -> Response:
         """Answer one request."""
         raise NotImplementedError
+
+
+class ServiceFake(HTTPFake[R]):
+    """A fake model service (embeddings, rerank): answers ``GET /health``, and has the knobs
+    every such fake reads on each request, so a test may change them while it runs: the key it
+    wants (``api_key``; ``None``: any), a delay before answering, an HTTP error to answer with."""
+
+    health = True
+
+    def __init__(
+        self, *, api_key: str | None = None, delay_s: float = 0.0, status: int | None = None
+    ) -> None:
+        super().__init__()
+        self.api_key = api_key
+        self.delay_s = delay_s
+        self.status = status
+
+    def reset(self) -> None:
+        """Forget the requests received so far."""
+        with self._lock:
+            self._requests.clear()
 
 
 class _HTTPServer(ThreadingHTTPServer):

@@ -44,10 +44,17 @@ from typing import Any
 
 import numpy as np
 
-from tansaku.testing._http_fake import HTTPFake, HTTPRequest, Response, json_response
+from tansaku.testing._http_fake import (
+    HTTPRequest,
+    ProtocolRequest,
+    Reject,
+    Response,
+    ServiceFake,
+    header,
+    json_response,
+)
 from tansaku.testing.fake_embedding_wire import (
     GEMINI_PATH,
-    Reject,
     fake_vector,
     gemini_error,
     openai_error,
@@ -74,21 +81,15 @@ class Fault:
 
 
 @dataclass(frozen=True)
-class FakeRequest:
-    """One request the fake server received, recorded before any check."""
+class FakeRequest(ProtocolRequest):
+    """One request the fake server received (``protocol``: ``"openai"``, ``"gemini"`` or
+    ``""``), recorded before any check."""
 
-    method: str
-    path: str
-    protocol: str
-    """``"openai"``, ``"gemini"``, or ``""`` for other paths."""
-    headers: Mapping[str, str]
-    body: Any
-    """The parsed JSON body, or ``None`` when it was not JSON."""
     texts: tuple[str, ...] = field(default=())
     """The input texts, when the body could be parsed."""
 
 
-class FakeEmbeddingServer(HTTPFake[FakeRequest]):
+class FakeEmbeddingServer(ServiceFake[FakeRequest]):
     """An embedding server on 127.0.0.1 (ephemeral port) in a background thread.
 
     Use it as a context manager, or call :meth:`start` and :meth:`close`.
@@ -97,7 +98,6 @@ class FakeEmbeddingServer(HTTPFake[FakeRequest]):
     server_name = "FakeEmbedding/1.0"
     keep_alive = True  # as the SDKs' connection pools expect
     request_queue_size = 64
-    health = True
 
     def __init__(
         self,
@@ -114,14 +114,11 @@ class FakeEmbeddingServer(HTTPFake[FakeRequest]):
             raise ValueError(f"dim must be positive, not {dim!r}")
         if rate is not None and rate <= 0:
             raise ValueError(f"rate must be positive texts per second, not {rate!r}")
-        super().__init__()
+        super().__init__(api_key=api_key, delay_s=delay_s, status=status)
         self.dim = dim
-        self.api_key = api_key
         self.max_batch = max_batch
         self.rate = rate
         self.latency_s = latency_s
-        self.delay_s = delay_s
-        self.status = status
         self.texts_embedded = 0
         self.busy_s = 0.0
         """Seconds the simulated device spent embedding (with ``rate``)."""
@@ -249,8 +246,10 @@ class FakeEmbeddingServer(HTTPFake[FakeRequest]):
             return json_response(bad.status, openai_error(bad.status, bad.message))
         self._note("/v1/embeddings", "openai", headers, body, texts)
         self.wait(max(self.delay_s, fault.delay_s))
-        auth = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
-        if self.api_key is not None and auth != f"Bearer {self.api_key}":
+        if (
+            self.api_key is not None
+            and header(headers, "authorization") != f"Bearer {self.api_key}"
+        ):
             return json_response(401, openai_error(401, "Incorrect API key provided."))
         status = fault.status or self.status
         if status is not None and status >= 400:
@@ -289,8 +288,7 @@ class FakeEmbeddingServer(HTTPFake[FakeRequest]):
             return json_response(bad.status, gemini_error(bad.status, bad.message))
         self._note(path, "gemini", headers, body, texts)
         self.wait(max(self.delay_s, fault.delay_s))
-        key = next((v for k, v in headers.items() if k.lower() == "x-goog-api-key"), "")
-        if self.api_key is not None and key != self.api_key:
+        if self.api_key is not None and header(headers, "x-goog-api-key") != self.api_key:
             message = "API key not valid. Please pass a valid API key."
             return json_response(400, gemini_error(400, message))
         status = fault.status or self.status

@@ -7,28 +7,20 @@ from __future__ import annotations
 
 import hashlib
 import re
-import unicodedata
 from typing import Any
 
 import numpy as np
 
-from tansaku.testing._http_fake import GOOGLE_STATUS
+from tansaku.testing._http_fake import GOOGLE_STATUS, Reject, bigrams
 
 GEMINI_PATH = re.compile(r"^/v1(?:beta|alpha)?/models/([^/:]+):(batchEmbedContents|embedContent)$")
-
-
-def _bigrams(text: str) -> list[str]:
-    t = "".join(unicodedata.normalize("NFKC", text).lower().split())
-    if len(t) < 2:
-        return [t] if t else []
-    return [t[i : i + 2] for i in range(len(t) - 1)]
 
 
 def fake_vector(text: str, dim: int) -> np.ndarray:
     """The fake's embedding of ``text``: a signed hashed bag of character bigrams, L2-normalised
     (float32, shape ``(dim,)``). Deterministic across processes and platforms."""
     v = np.zeros(dim, dtype=np.float32)
-    for gram in _bigrams(text):
+    for gram in bigrams(text):
         h = int.from_bytes(hashlib.blake2b(gram.encode("utf-8"), digest_size=8).digest(), "little")
         v[h % dim] += 1.0 if (h >> 63) & 1 else -1.0
     norm = float(np.linalg.norm(v))
@@ -36,13 +28,6 @@ def fake_vector(text: str, dim: int) -> np.ndarray:
         v[0] = 1.0
         return v
     return v / norm
-
-
-class Reject(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 def openai_error(status: int, message: str) -> dict[str, Any]:

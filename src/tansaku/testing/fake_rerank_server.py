@@ -21,12 +21,19 @@ JSON of the wrong shape), ``bad_index`` (an index past the end) and ``duplicate_
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from tansaku.testing._http_fake import HTTPFake, HTTPRequest, Response, json_response
+from tansaku.testing._http_fake import (
+    HTTPRequest,
+    ProtocolRequest,
+    Reject,
+    Response,
+    ServiceFake,
+    bigrams,
+    header,
+    json_response,
+)
 
 Scorer = Callable[[str, str], float]
 
@@ -34,39 +41,16 @@ PROTOCOL_PATHS = {"/v2/rerank": "cohere", "/rerank": "tei", "/v1/rerank": "opena
 _NOT = {True: "Method Not Allowed", False: "Not Found"}
 
 
-def _bigrams(text: str) -> set[str]:
-    t = "".join(unicodedata.normalize("NFKC", text).lower().split())
-    if len(t) < 2:
-        return {t} if t else set()
-    return {t[i : i + 2] for i in range(len(t) - 1)}
-
-
 def bigram_overlap(query: str, document: str) -> float:
     """Share of the query's character bigrams found in the document (NFKC, lowercased, no
     whitespace): deterministic, in [0, 1], and meaningful for Japanese without a tokenizer."""
-    q = _bigrams(query)
-    return len(q & _bigrams(document)) / len(q) if q else 0.0
+    q = set(bigrams(query))
+    return len(q & set(bigrams(document))) / len(q) if q else 0.0
 
 
-@dataclass(frozen=True)
-class FakeRequest:
-    """One request the fake server received, recorded before any check."""
-
-    method: str
-    path: str
-    protocol: str
-    """``"cohere"``, ``"tei"``, ``"openai"``, or ``""`` for other paths."""
-    headers: Mapping[str, str]
-    body: Any
-    """The parsed JSON body, or ``None`` when it was not JSON."""
-
-
-class _Reject(Exception):
-    def __init__(self, status: int, message: str, field: str = "") -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.field = field
+class FakeRequest(ProtocolRequest):
+    """One request the fake server received (``protocol``: ``"cohere"``, ``"tei"``,
+    ``"openai"`` or ``""``), recorded before any check."""
 
 
 def _error_body(protocol: str, status: int, message: str, field: str = "") -> dict[str, Any]:
@@ -82,18 +66,18 @@ def _error_body(protocol: str, status: int, message: str, field: str = "") -> di
 
 def _require_str(body: Mapping[str, Any], field: str, status: int) -> str:
     if field not in body:
-        raise _Reject(status, f"{field}: field required", field)
+        raise Reject(status, f"{field}: field required", field)
     if not isinstance(body[field], str):
-        raise _Reject(status, f"{field}: must be a string", field)
+        raise Reject(status, f"{field}: must be a string", field)
     return body[field]
 
 
 def _require_strings(body: Mapping[str, Any], field: str, status: int) -> list[str]:
     if field not in body:
-        raise _Reject(status, f"{field}: field required", field)
+        raise Reject(status, f"{field}: field required", field)
     value = body[field]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _Reject(status, f"{field}: must be a list of strings", field)
+        raise Reject(status, f"{field}: must be a list of strings", field)
     return value
 
 
@@ -102,15 +86,15 @@ def _optional_int(body: Mapping[str, Any], field: str, minimum: int, status: int
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise _Reject(status, f"{field}: must be an integer >= {minimum}", field)
+        raise Reject(status, f"{field}: must be an integer >= {minimum}", field)
     return value
 
 
 def _parse(protocol: str, body: Any) -> tuple[str, list[str], int | None]:
-    """(query, documents, top_n) as the real server would accept them, or :class:`_Reject`."""
+    """(query, documents, top_n) as the real server would accept them, or :class:`Reject`."""
     status = 400 if protocol == "cohere" else 422
     if not isinstance(body, dict):
-        raise _Reject(status, "request body must be a JSON object")
+        raise Reject(status, "request body must be a JSON object")
     if protocol == "cohere":
         _require_str(body, "model", status)
         query = _require_str(body, "query", status)
@@ -120,27 +104,26 @@ def _parse(protocol: str, body: Any) -> tuple[str, list[str], int | None]:
         query = _require_str(body, "query", status)
         docs = _require_strings(body, "texts", status)
         if not docs:
-            raise _Reject(status, "`texts` cannot be empty", "texts")
+            raise Reject(status, "`texts` cannot be empty", "texts")
         for flag in ("raw_scores", "truncate", "return_text"):
             if flag in body and not isinstance(body[flag], bool):
-                raise _Reject(status, f"{flag}: must be a boolean", flag)
+                raise Reject(status, f"{flag}: must be a boolean", flag)
         return query, docs, None
     if "model" in body and not isinstance(body["model"], str):
-        raise _Reject(status, "model: must be a string", "model")
+        raise Reject(status, "model: must be a string", "model")
     query = _require_str(body, "query", status)
     docs = _require_strings(body, "documents", status)
     top_n = _optional_int(body, "top_n", 0, status)  # vLLM: 0 means all
     return query, docs, top_n or None
 
 
-class FakeRerankServer(HTTPFake[FakeRequest]):
+class FakeRerankServer(ServiceFake[FakeRequest]):
     """A rerank server on 127.0.0.1 (ephemeral port) in a background thread.
 
     Use it as a context manager, or call :meth:`start` and :meth:`close`.
     """
 
     server_name = "FakeRerank/1.0"
-    health = True
 
     def __init__(
         self,
@@ -156,19 +139,12 @@ class FakeRerankServer(HTTPFake[FakeRequest]):
     ) -> None:
         if malformed not in (False, True, "json", "shape"):
             raise ValueError(f'malformed must be False, True, "json" or "shape", not {malformed!r}')
-        super().__init__()
+        super().__init__(api_key=api_key, delay_s=delay_s, status=status)
         self.scorer = scorer
-        self.api_key = api_key
         self.model = model
-        self.delay_s = delay_s
-        self.status = status
         self.malformed = malformed
         self.bad_index = bad_index
         self.duplicate_index = duplicate_index
-
-    def reset(self) -> None:
-        with self._lock:
-            self._requests.clear()
 
     # -- handling -------------------------------------------------------------------------------
 
@@ -183,8 +159,10 @@ class FakeRerankServer(HTTPFake[FakeRequest]):
         if not protocol:
             return json_response(404, {"detail": "Not Found"})
         self.wait(self.delay_s)
-        auth = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
-        if self.api_key is not None and auth != f"Bearer {self.api_key}":
+        if (
+            self.api_key is not None
+            and header(headers, "authorization") != f"Bearer {self.api_key}"
+        ):
             return json_response(401, _error_body(protocol, 401, "invalid api token"))
         if self.status is not None and self.status >= 400:
             extra = {"Retry-After": "1"} if self.status == 429 else {}
@@ -201,7 +179,7 @@ class FakeRerankServer(HTTPFake[FakeRequest]):
                 ((i, float(self.scorer(question, d))) for i, d in enumerate(docs)),
                 key=lambda pair: -pair[1],
             )
-        except _Reject as bad:
+        except Reject as bad:
             return json_response(
                 bad.status, _error_body(protocol, bad.status, bad.message, bad.field)
             )
