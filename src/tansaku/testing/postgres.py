@@ -49,17 +49,15 @@ class TemporaryPostgres:
 
     def create_database(self, name: str) -> str:
         """Create an empty database ``name`` and return its URL."""
-        if not _DB_NAME.match(name):
-            raise ValueError(f"database name must match {_DB_NAME.pattern}: {name!r}")
-        import psycopg
-
-        with psycopg.connect(
-            dbname="postgres", user="postgres", host=self.socket_dir, autocommit=True
-        ) as con:
-            con.execute(f'CREATE DATABASE "{name}"')
+        self._admin(name, 'CREATE DATABASE "{}"')
         return self.url(name)
 
     def drop_database(self, name: str) -> None:
+        self._admin(name, 'DROP DATABASE IF EXISTS "{}" WITH (FORCE)')
+
+    def _admin(self, name: str, statement: str) -> None:
+        """Run ``statement`` naming database ``name`` (checked: it is quoted, not a parameter)
+        as the superuser, outside a transaction."""
         if not _DB_NAME.match(name):
             raise ValueError(f"database name must match {_DB_NAME.pattern}: {name!r}")
         import psycopg
@@ -67,7 +65,7 @@ class TemporaryPostgres:
         with psycopg.connect(
             dbname="postgres", user="postgres", host=self.socket_dir, autocommit=True
         ) as con:
-            con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            con.execute(statement.format(name))
 
     def stop(self) -> None:
         if self._server is not None:
