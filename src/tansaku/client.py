@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from tansaku.backends import Backend, backend_for, configured_url, is_url, workspace_home
+from tansaku.backends.embedded.handles import open_limit
 from tansaku.backends.embedded.views import CollectionInfo, info_of, list_infos
 from tansaku.backends.embedded.writer import commit
 from tansaku.backends.locks import WaitFn
@@ -63,7 +65,8 @@ class Tansaku:
         self.backend: Backend = backend or backend_for(None, ws)
         self._inner_embedder = embedder
         self._embedder: CachedEmbedder | None = None
-        self._views: dict[str, tuple[Any, Collection]] = {}
+        # the views of recent collections, as many as the shards a process keeps open
+        self._views: OrderedDict[str, tuple[Any, Collection]] = OrderedDict()
         self._lock = threading.RLock()
         self.events = SearchEventLog(self.workspace.logs_dir / "search_events.jsonl")
         self._services = SearchServices(events=self.events)
@@ -106,15 +109,21 @@ class Tansaku:
             key = self.backend.fingerprint(name)
             cached = self._views.get(name)
             if cached is not None and cached[0] == key:
+                self._views.move_to_end(name)
                 return cached[1]
             view = self.backend.open_view(name)
             self._views[name] = (key, view)  # a commit meanwhile: reopened at the next call
+            self._views.move_to_end(name)
+            while len(self._views) > open_limit():  # a view nobody holds lets its shards go
+                self._views.popitem(last=False)
             return view
 
     @contextmanager
     def reading(self, name: str) -> Iterator[Collection]:
-        """The current view, held for the block even if a writer commits meanwhile."""
-        yield self.collection(name)
+        """The current view, held for the block even if a writer commits meanwhile, its
+        storage kept open until the block ends."""
+        with self.collection(name).in_use() as col:
+            yield col
 
     def has_collection(self, name: str) -> bool:
         return self.backend.exists(name)

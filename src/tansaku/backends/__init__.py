@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlparse
 
-from tansaku.backends.embedded import views
+from tansaku.backends.embedded import handles, views
 from tansaku.backends.embedded.writer import remove_collection, writing
 from tansaku.backends.locks import WaitFn
 from tansaku.collection import Collection
@@ -71,6 +71,7 @@ class EmbeddedBackend:
 
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
+        handles.configure(workspace.home)  # [server] open_collections of its tansaku.toml
 
     def fingerprint(self, collection: str) -> Hashable:
         col_dir = self.workspace.collection_dir(collection)

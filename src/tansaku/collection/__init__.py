@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import threading
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from tansaku.collection.stats import STATE, STATE_VERSION, CollectionState, FieldStats
@@ -82,6 +83,15 @@ class Collection:
                 "(`tansaku ingest` で取り込んでください)"
             )
         return self.handles
+
+    @contextmanager
+    def in_use(self) -> Iterator[Collection]:
+        """The collection, its storage held open for the block (a search)."""
+        if self.handles is None:
+            yield self
+            return
+        with self.handles.in_use():
+            yield self
 
     @property
     def store(self) -> RecordStore:

@@ -38,6 +38,7 @@ from tansaku.store.shard import (
     owned,
     sample_metadata,
     search_filter,
+    search_threads,
     tenant_filter,
 )
 from tansaku.store.sparse import SparseVec
@@ -71,8 +72,15 @@ class EdgeStore(ShardOwner):
             vectors={DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
             sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
             wal_enabled=False,
+            max_search_threads=search_threads(),
         )
         self._shard, _ = open_shard(self.path, cfg, read_only=read_only)
+
+    def forget_cached(self) -> None:
+        """What was read from the engine shard (counts stay: a closed shard never changes)."""
+        with self._lock:
+            self._samples.clear()
+            self._candidates.clear()
 
     # -- writes -------------------------------------------------------------------------
     def upsert(self, tenant: str, points: Sequence[StoredPoint]) -> None:

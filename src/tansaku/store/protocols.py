@@ -15,6 +15,7 @@ method against every backend.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -228,6 +229,11 @@ class CollectionStorage(Protocol):
 
     def has_unit_index(self) -> bool:
         """Whether sentence units were ever written (without creating anything)."""
+        ...
+
+    def in_use(self) -> AbstractContextManager[None]:
+        """Held for a search: the backend keeps what the block reads open until it ends (the
+        embedded one closes idle shards to bound the open ones)."""
         ...
 
     def close(self) -> None: ...

@@ -3,13 +3,20 @@ it, the payload a record's points carry for filtering, and the filter every read
 
 Opening creates the shard (with the tenant index and the payload indexes every search filters
 on) or loads it; :class:`ShardOwner` gives its holder ``optimize``/``flush``/``close`` under the
-holder's lock.
+holder's lock, and lets a read-only holder close its engine shard while idle (reopened by the
+next read, see ``tansaku.backends.embedded.handles``).
+
+Each loaded shard runs its own search thread pool; by default the engine sizes it from the CPUs
+(4 threads a CPU), so every open shard costs threads. New shards, and shards a writer loads,
+record ``max_search_threads`` (:func:`search_threads`) in their ``edge_config.json``; read-only
+loads never rewrite a committed generation and keep what it recorded.
 """
 
 from __future__ import annotations
 
+import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -23,6 +30,20 @@ from tansaku.store.base import Bound, Filter, MetaCondition, payload_metadata
 
 # payload keys every search may filter on: record id, document, field, the common metadata
 INDEXED_KEYWORDS = ("rid", "doc_id", "field", "meta.source_type", "meta.store")
+ENV_SEARCH_THREADS = "TANSAKU_SEARCH_THREADS"
+DEFAULT_SEARCH_THREADS = 2
+
+
+def search_threads() -> int:
+    """Threads of a shard's search pool: ``$TANSAKU_SEARCH_THREADS`` (1-64), else 2 or the
+    CPUs if fewer. A query runs the segments of one shard in parallel; concurrent queries of a
+    server run in its request threads, so a small pool per shard loses little."""
+    raw = os.environ.get(ENV_SEARCH_THREADS, "").strip()
+    if raw:
+        if not raw.isdigit() or not 1 <= int(raw) <= 64:
+            raise StorageError(f"{ENV_SEARCH_THREADS} は 1〜64 の整数にしてください(指定: {raw!r})")
+        return int(raw)
+    return max(1, min(DEFAULT_SEARCH_THREADS, os.cpu_count() or 1))
 
 
 def open_shard(
@@ -38,7 +59,9 @@ def open_shard(
     and the payload indexes (``tenant`` as the tenant key, ``keywords``, ``date_int``).
     ``read_only``: never create. Returns (shard, created)."""
     if (path / "edge_config.json").exists() or (path / "segments").exists():
-        return qe.EdgeShard.load(str(path)), False
+        if read_only:  # a committed generation is never rewritten, not even its config
+            return qe.EdgeShard.load(str(path)), False
+        return _load_writable(path, config), False
     if read_only:
         raise StorageError(f"{path} にデータがありません(`tansaku doctor` で確認してください)")
     path.mkdir(parents=True, exist_ok=True)
@@ -50,6 +73,15 @@ def open_shard(
         shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword))
     shard.update(qe.UpdateOperation.create_field_index("date_int", qe.PayloadSchemaType.Integer))
     return shard, True
+
+
+def _load_writable(path: Path, config: qe.EdgeConfig) -> qe.EdgeShard:
+    """Load a writer's shard with ``config`` (its search threads recorded from now on); a shard
+    whose stored config differs from ``config`` (an older layout) is loaded as it is."""
+    try:
+        return qe.EdgeShard.load(str(path), config)
+    except (ValueError, RuntimeError, OSError):
+        return qe.EdgeShard.load(str(path))
 
 
 def settle(path: Path) -> None:
@@ -181,10 +213,41 @@ def filter_payload(tenant: str, rec: Record) -> dict[str, Any]:
 
 
 class ShardOwner:
-    """Lifecycle of a held shard (``self._shard`` guarded by ``self._lock``)."""
+    """Lifecycle of a held shard, guarded by ``self._lock``: every use of ``self._shard`` holds
+    the lock. A read-only holder's engine shard can be closed while idle (:meth:`idle_close`)
+    and is loaded again by the next use, which then calls ``on_reopen``."""
 
-    _shard: qe.EdgeShard
     _lock: threading.RLock
+    path: Path
+    read_only: bool = False
+    _engine: qe.EdgeShard | None = None
+    _idle: bool = False  # closed by idle_close: the next use loads it again
+    on_reopen: Callable[[], None] | None = None
+
+    @property
+    def _shard(self) -> qe.EdgeShard:
+        shard = self._engine
+        if shard is not None:
+            return shard
+        with self._lock:
+            if self._engine is None:
+                if not self._idle:
+                    raise StorageError(f"{self.path} のシャードは閉じられています")
+                self._engine = qe.EdgeShard.load(str(self.path))
+                self._idle = False
+                if self.on_reopen is not None:
+                    self.on_reopen()
+            return self._engine
+
+    @_shard.setter
+    def _shard(self, shard: qe.EdgeShard) -> None:
+        self._engine = shard
+        self._idle = False
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the engine shard is loaded (not closed, nor closed while idle)."""
+        return self._engine is not None
 
     def optimize(self) -> None:
         """Build the indexes and merge segments (minutes per 100k points on 2 cores)."""
@@ -195,15 +258,34 @@ class ShardOwner:
         with self._lock:
             self._shard.flush()
 
-    read_only: bool = False
+    def idle_close(self) -> bool:
+        """Close a read-only engine shard nobody is using right now (its lock is free), dropping
+        what was cached from it; the next use loads it again. Returns whether it is closed now.
+        A writer's shard is never closed this way."""
+        if self.read_only is False or not self._lock.acquire(blocking=False):
+            return False
+        try:
+            if self._engine is None:
+                return True
+            self._engine.close()
+            self._engine = None
+            self._idle = True
+            self.forget_cached()
+            return True
+        finally:
+            self._lock.release()
+
+    def forget_cached(self) -> None:
+        """Drop what was cached from the engine shard (after :meth:`idle_close`)."""
 
     def close(self) -> None:
         with self._lock:
-            if self._shard is not None:
+            self._idle = False
+            if self._engine is not None:
                 if not self.read_only:
-                    self._shard.flush()
-                self._shard.close()
-                self._shard = None  # type: ignore[assignment]
+                    self._engine.flush()
+                self._engine.close()
+                self._engine = None
 
 
 def sample_metadata(

@@ -40,6 +40,7 @@ from tansaku.store.shard import (
     filter_payload,
     open_shard,
     search_filter,
+    search_threads,
     tenant_filter,
 )
 from tansaku.store.sparse import bigram_scale, doc_vector, term_id
@@ -81,7 +82,10 @@ class UnitStore(ShardOwner):
         self.read_only = read_only
         self._lock = threading.RLock()
         cfg = qe.EdgeConfig(
-            vectors={}, sparse_vectors={SPARSE: qe.EdgeSparseVectorParams()}, wal_enabled=False
+            vectors={},
+            sparse_vectors={SPARSE: qe.EdgeSparseVectorParams()},
+            wal_enabled=False,
+            max_search_threads=search_threads(),
         )
         self._shard, fresh = open_shard(self.path, cfg, read_only=read_only)
         self.created = fresh  # a new, empty shard: whatever was built before is gone
@@ -355,6 +359,11 @@ class UnitStore(ShardOwner):
             if len(best) >= limit:
                 break
         return list(best.values())
+
+    def forget_cached(self) -> None:
+        """The candidate index read from the engine shard (the count tables stay)."""
+        with self._lock:
+            self._candidates.clear()
 
     def close(self) -> None:
         with self._lock:

@@ -5,18 +5,38 @@
 expanded query never race to open the same shard. Read-only handles of committed generations live in
 a process-wide registry: every :class:`~tansaku.client.Tansaku` of the process (and every thread)
 shares them, counted by leases, and closes them when the last lease goes.
+
+The engine shards of leased generations are bounded per process: at most
+:func:`open_limit` generations keep their shards loaded (each shard holds a search thread pool
+and the mapped pages of its segments). Opening one more closes the shards of the least recently
+used generation that no search is using (:meth:`GenHandles.in_use`; a shard whose lock is held
+is busy too); its handles, leases and pin stay, and its next read loads the shards again. When
+every open generation is in use the bound is exceeded until one is free. The limit:
+``set_open_limit``, else ``[server] open_collections`` of the workspace's ``tansaku.toml``
+(:func:`configure`), else ``$TANSAKU_OPEN_COLLECTIONS``, else 16.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import threading
+import tomllib
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from tansaku.backends.embedded.generations import READERS
 from tansaku.backends.locks import ReaderPin
-from tansaku.errors import StorageError
+from tansaku.errors import ConfigError, StorageError
 from tansaku.store.edge import EdgeStore
 from tansaku.store.units import UnitStore
+
+log = logging.getLogger("tansaku.backends.embedded.handles")
+ENV_OPEN = "TANSAKU_OPEN_COLLECTIONS"
+DEFAULT_OPEN = 16
+OPEN_RANGE = (1, 10_000)
 
 
 class GenHandles:
@@ -33,15 +53,20 @@ class GenHandles:
         self._units: UnitStore | None = None
         self.units_created = False
         self.refs = 0
+        self.active = 0  # searches using the shards now (never closed while > 0)
         self.pin: ReaderPin | None = None
 
     def store(self) -> EdgeStore:
         with self.lock:
-            if self._store is None:
-                self._store = EdgeStore(
-                    self.gen / "shard", dim=self.dim, read_only=not self.writable
-                )
-            return self._store
+            store = self._store
+            opened = store is None
+            if store is None:
+                store = EdgeStore(self.gen / "shard", dim=self.dim, read_only=not self.writable)
+                store.on_reopen = self._reopened
+                self._store = store
+        if not self.writable:
+            _used(self, opened=opened)
+        return store
 
     def has_unit_index(self) -> bool:
         return self._units is not None or (self.gen / "units" / "edge_config.json").exists()
@@ -50,10 +75,46 @@ class GenHandles:
         """The unit shard (created on first use by a writer; a reader of a generation without
         one gets :class:`~tansaku.errors.StorageError`)."""
         with self.lock:
-            if self._units is None:
-                self._units = UnitStore(self.gen / "units", read_only=not self.writable)
-                self.units_created = self._units.created
-            return self._units
+            units = self._units
+            opened = units is None
+            if units is None:
+                units = UnitStore(self.gen / "units", read_only=not self.writable)
+                units.on_reopen = self._reopened
+                self.units_created = units.created
+                self._units = units
+        if not self.writable:
+            _used(self, opened=opened)
+        return units
+
+    def _reopened(self) -> None:
+        """A shard closed while idle was loaded again by a read."""
+        _used(self, opened=True)
+
+    @contextmanager
+    def in_use(self) -> Iterator[None]:
+        """Hold the shards open for the block (a search): never closed to make room meanwhile."""
+        with _REGISTRY_LOCK:
+            self.active += 1
+        try:
+            yield
+        finally:
+            with _REGISTRY_LOCK:
+                self.active -= 1
+
+    def is_open(self) -> bool:
+        """Whether an engine shard of this generation is loaded."""
+        return any(s is not None and s.is_open for s in (self._store, self._units))
+
+    def idle_close(self) -> bool:
+        """Close the engine shards if no search uses them (see the module doc); the handles
+        stay leased and load them again on the next read. Returns whether none is open now."""
+        if self.active > 0:
+            return False
+        closed = True
+        for shard in (self._store, self._units):
+            if shard is not None and not shard.idle_close():
+                closed = False
+        return closed
 
     def close(self) -> None:
         with self.lock:
@@ -69,7 +130,82 @@ class GenHandles:
 
 
 _REGISTRY: dict[Path, GenHandles] = {}
-_REGISTRY_LOCK = threading.Lock()
+_REGISTRY_LOCK = threading.RLock()
+_OPEN: OrderedDict[Path, GenHandles] = OrderedDict()  # loaded shards, least recent first
+_limit: int | None = None
+
+
+def _check_limit(value: object, where: str) -> int:
+    low, high = OPEN_RANGE
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ConfigError(f"{where} は {low}〜{high:,} の整数にしてください(指定: {value!r})")
+    return value
+
+
+def set_open_limit(limit: int | None) -> None:
+    """At most ``limit`` generations with loaded shards in this process (None: the default
+    again); closes idle ones over the new limit now."""
+    global _limit
+    with _REGISTRY_LOCK:
+        _limit = None if limit is None else _check_limit(limit, "開いておくコレクション数")
+        _evict(None)
+
+
+def open_limit() -> int:
+    """The limit in force (``set_open_limit``, else ``$TANSAKU_OPEN_COLLECTIONS``, else 16)."""
+    if _limit is not None:
+        return _limit
+    raw = os.environ.get(ENV_OPEN, "").strip()
+    if not raw:
+        return DEFAULT_OPEN
+    value: object = int(raw) if raw.isdigit() else raw
+    return _check_limit(value, ENV_OPEN)
+
+
+def configure(home: Path) -> None:
+    """Take the limit from ``[server] open_collections`` of ``<home>/tansaku.toml`` when set
+    (a process opening several workspaces keeps the last one's)."""
+    path = home / "tansaku.toml"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    try:
+        table = tomllib.loads(text).get("server", {})
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} の TOML が不正です: {exc}") from None
+    if not isinstance(table, dict) or "open_collections" not in table:
+        return
+    set_open_limit(_check_limit(table["open_collections"], "[server] の open_collections"))
+
+
+def _used(h: GenHandles, *, opened: bool) -> None:
+    """``h`` was read: most recently used now; a shard just loaded may close idle ones."""
+    with _REGISTRY_LOCK:
+        if h.gen in _OPEN:
+            _OPEN.move_to_end(h.gen)
+        elif opened and _REGISTRY.get(h.gen) is h:
+            _OPEN[h.gen] = h
+        else:
+            return
+        if opened:
+            _evict(h)
+
+
+def _evict(keep: GenHandles | None) -> None:
+    """Close least recently used idle generations until the open ones fit the limit (the
+    caller holds the registry lock; a busy shard is skipped, never waited for)."""
+    over = len(_OPEN) - open_limit()
+    for gen, h in list(_OPEN.items()):
+        if over <= 0:
+            return
+        if h is keep:
+            continue
+        if h.idle_close():
+            del _OPEN[gen]
+            over -= 1
+    if over > 0:
+        log.debug("%d generations over the open limit are in use", over)
 
 
 def lease(gen: Path, *, dim: int) -> GenHandles:
@@ -104,6 +240,7 @@ def release(h: GenHandles) -> None:
         if h.refs > 0:
             return
         _REGISTRY.pop(h.gen, None)
+        _OPEN.pop(h.gen, None)
     h.close()
 
 
@@ -113,4 +250,22 @@ def open_count() -> int:
         return len(_REGISTRY)
 
 
-__all__ = ["GenHandles", "StorageError", "lease", "open_count", "release", "retain"]
+def loaded_count() -> int:
+    """Generations whose engine shards are loaded now (bounded by :func:`open_limit` while
+    searches leave some idle)."""
+    with _REGISTRY_LOCK:
+        return sum(1 for h in _REGISTRY.values() if h.is_open())
+
+
+__all__ = [
+    "GenHandles",
+    "StorageError",
+    "configure",
+    "lease",
+    "loaded_count",
+    "open_count",
+    "open_limit",
+    "release",
+    "retain",
+    "set_open_limit",
+]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING
 
 from tansaku.backends.qdrant.registry import Registry
@@ -160,6 +161,10 @@ class QdrantStorage:
                     self._units = units
                     self.units_created = units.created
             return self._units
+
+    def in_use(self) -> AbstractContextManager[None]:
+        """Nothing to hold: the server keeps its collections open."""
+        return nullcontext()
 
     def commit(self, col: Collection, *, keep_writing: bool = False) -> None:
         """Publish the writer's statistics and config (``tansaku.backends.embedded.writer.commit``
