@@ -174,3 +174,21 @@ def test_a_second_malformed_reply_is_treated_as_no_answer(ts) -> None:
     errors = [e.text for e in answer.events if e.type == "error"]
     assert errors and "言語モデルが回答を返しませんでした" in errors[0]
     assert answer.text  # the offline router answered instead of an empty answer
+
+
+def test_the_store_the_user_and_the_weekday_reach_the_model(ts, srv) -> None:
+    """Design 000's context (store, user, date and weekday) in what the provider receives."""
+    srv.script(Reply.say("思考: 挨拶です。\n回答: こんにちは。"), _review("こんにちは。"))
+    ask(ts, "こんにちは", now=NOW, model=_model(srv), store="新宿店", user="田中太郎")
+    system = srv.turns[0].messages[0]
+    assert system.role == "system"
+    assert "質問者: 田中太郎" in system.content and "新宿店" in system.content
+    assert f"({'月火水木金土日'[NOW.weekday()]}曜日)" in system.content
+
+
+def test_a_user_name_with_control_characters_is_refused(ts, srv) -> None:
+    from tansaku.errors import InvalidRequest
+
+    with pytest.raises(InvalidRequest, match="質問者"):
+        ask(ts, "こんにちは", now=NOW, model=_model(srv), user="田中\x1b[2J")
+    assert srv.turns == []

@@ -28,7 +28,7 @@ from tansaku.agent.offline import answer_offline
 from tansaku.agent.react import AgentLimits, run_agent
 from tansaku.agent.unanswered import Unanswered, UnansweredLog
 from tansaku.errors import InvalidRequest
-from tansaku.search.limits import check_query
+from tansaku.search.limits import check_query, control_characters
 from tansaku.tools import toolset
 from tansaku.workspace import DEFAULT_TEAM
 
@@ -47,6 +47,21 @@ def check_question(question: str) -> str:
     if not isinstance(question, str) or not question.strip():
         raise InvalidRequest("質問が空です。質問の文を入力してください")
     return check_query(question)
+
+
+MAX_USER_CHARS = 100
+
+
+def check_user(user: str | None) -> str | None:
+    """Who asks, as the model will read it: one line of at most ``MAX_USER_CHARS`` characters
+    without control characters (blank: nobody named); InvalidRequest otherwise."""
+    if user is None or not user.strip():
+        return None
+    if len(user) > MAX_USER_CHARS or control_characters(user):
+        raise InvalidRequest(
+            f"質問者の名前は制御文字を含まない {MAX_USER_CHARS} 文字以内にしてください"
+        )
+    return " ".join(user.split())
 
 
 def unanswered_log(client: Tansaku) -> UnansweredLog:
@@ -92,6 +107,7 @@ def ask(
     now: datetime | None = None,
     tables: Any = None,
     store: str | None = None,
+    user: str | None = None,
     model: ChatModel | None = None,
     conversation_id: str | None = None,
     on_event: EventCallback | None = None,
@@ -104,8 +120,9 @@ def ask(
     or ``offline=True``, the offline router answers. ``conversation_id`` continues a
     conversation of ``team`` (:class:`ConversationNotFound` otherwise); without it a new one
     starts. ``store`` is the one store the caller may see in statistics; a question naming
-    exactly one store narrows an unrestricted caller to it. Events reach ``on_event`` as they
-    happen. ``collections``: the names of the collections in scope (or role → name); a blank,
+    exactly one store narrows an unrestricted caller to it; ``user`` (who asks) and the store
+    are named to the model with the date and weekday (design 000's context). Events reach
+    ``on_event`` as they happen. ``collections``: the names of the collections in scope (or role → name); a blank,
     over-long or control-character question raises :class:`~tansaku.errors.InvalidRequest`
     before anything is searched or logged."""
     check_question(question)
@@ -120,6 +137,7 @@ def ask(
         now=now,
         tables=tables,
         store=store or (named[0] if len(named) == 1 else None),
+        user=check_user(user),
     )
     chat = None if offline else (model or configured_model(client))
     log = unanswered_log(client)
@@ -162,6 +180,7 @@ __all__ = [
     "answer_offline",
     "ask",
     "check_question",
+    "check_user",
     "configured_model",
     "conversations",
     "history_messages",

@@ -107,13 +107,20 @@ HISTORY_SOURCES = "(出典: {titles})"
 
 
 def system_prompt(
-    tool_names: Iterable[str], *, now: datetime, max_steps: int, store: str | None = None
+    tool_names: Iterable[str],
+    *,
+    now: datetime,
+    max_steps: int,
+    store: str | None = None,
+    user: str | None = None,
 ) -> str:
     """The system instruction for a toolset with ``tool_names``."""
     names = set(tool_names)
     guides = [f"- {text}" for name, text in _GUIDES if name in names]
     weekday = "月火水木金土日"[now.weekday()]
     scope = f"集計ツールの対象は {store} のデータだけです。" if store else ""
+    if user:
+        scope += f"質問者: {user}。"
     return SYSTEM.format(
         now=f"{now:%Y-%m-%d %H:%M}({weekday}曜日)",
         scope=scope,

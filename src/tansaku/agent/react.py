@@ -291,6 +291,7 @@ def run_agent(
         now=tools.scope.now or now_tokyo(),
         max_steps=limits.max_steps,
         store=tools.scope.store,
+        user=tools.scope.user,
     )
     messages = [Message.system(system), *history, Message.user(question)]
     try:

@@ -158,6 +158,8 @@ class AskBody(Body):
     now: SupportedMoment | None = None
     conversation_id: Name | None = None
     store: Name | None = None
+    user: Annotated[str, Field(max_length=100)] | None = None
+    """Who asks (named to the model with the store, the date and the weekday)."""
 
 
 Reason = Annotated[str, Field(max_length=300)]

@@ -38,14 +38,15 @@ def toolset(
     now: datetime | None = None,
     tables: Any = None,
     store: str | None = None,
+    user: str | None = None,
 ) -> Toolset:
     """The built-in tools bound to ``team`` and ``collections``: the names of the collections
     in scope (each collection's role — ``reports``, ``manuals``, ``notes``, ``cards`` — read
     from its config's ``source_type``), or a role → collection name mapping; any collection is
     searched by ``search_rag_knowledge_base`` and by the offline answer. With ``tables`` (a
     ``TableDatabase``) also the statistics and the registry's SQL tools, scoped to ``store``
-    when given. The lab-note and card tools are there when their collection exists; the
-    lab-note modes are its axes."""
+    when given (``user``: who asks, named to the model). The lab-note and card tools are there
+    when their collection exists; the lab-note modes are its axes."""
     validate_name(team, "チーム名")
     scope = ToolScope(
         client=client,
@@ -54,6 +55,7 @@ def toolset(
         now=now,
         tables=tables,
         store=store,
+        user=user,
     )
     specs = [*SEARCH_TOOLS, *knowledge_specs(scope)]
     if tables is not None:

@@ -47,6 +47,8 @@ class ToolScope:
     """The registered tables (a ``tansaku.tables.TableDatabase``) for statistics and SQL."""
     store: str | None = None
     """The one store the user may see in statistics (None: every store)."""
+    user: str | None = None
+    """Who asks (design 000's context: 田中太郎): named to the model, never used for access."""
 
 
 @dataclass(frozen=True, kw_only=True)

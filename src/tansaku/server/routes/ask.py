@@ -122,6 +122,7 @@ def _turn(
             now=now_of(body.now),
             tables=_team_tables(state, team),
             store=body.store,
+            user=body.user,
             conversation_id=body.conversation_id,
             on_event=on_event,
         )
