@@ -15,7 +15,6 @@ import os
 import secrets
 import tarfile
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +24,7 @@ from tansaku import __version__
 from tansaku.collection.stats import CollectionState, recount_bm25
 from tansaku.files import dump_toml
 from tansaku.transfer.format import (
+    BATCH,
     CONFIG,
     MANIFEST,
     PART_BYTES,
@@ -32,8 +32,10 @@ from tansaku.transfer.format import (
     PARTS,
     STATE,
     SUFFIX,
+    FileReport,
     Manifest,
     Member,
+    ProgressFn,
     TransferError,
     point_line,
 )
@@ -41,12 +43,9 @@ from tansaku.transfer.format import (
 if TYPE_CHECKING:
     from tansaku.client import Tansaku
 
-ProgressFn = Callable[[str, int, int], None]  # (stage, done, total)
-BATCH = 256
-
 
 @dataclass(frozen=True)
-class ExportReport:
+class ExportReport(FileReport):
     collection: str
     path: Path
     records: int
@@ -56,18 +55,6 @@ class ExportReport:
     model: str
     dim: int
     warnings: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "collection": self.collection,
-            "path": str(self.path),
-            "records": self.records,
-            "teams": self.teams,
-            "parts": self.parts,
-            "bytes": self.bytes,
-            "embedder": {"model": self.model, "dim": self.dim},
-            "warnings": self.warnings,
-        }
 
 
 def default_path(name: str, dest: Path | None = None) -> Path:

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -41,11 +43,31 @@ PARTS = "points"
 PART_RECORDS = 10_000  # records per part at most
 PART_BYTES = 32 * 1024 * 1024  # JSON bytes per part at most (before compression)
 CACHE_NOTE = "埋め込みキャッシュは含まれません(取り込みに埋め込みは不要です)"
+BATCH = 256  # points per read and write batch
+ProgressFn = Callable[[str, int, int], None]  # (stage, done, total)
 
 
 class TransferError(TansakuError):
     """An export or import that cannot be carried out (an unreadable, damaged or too new
     file, an existing collection, another embedding dimension); nothing was written."""
+
+
+class FileReport:
+    """``to_dict`` for what an export or an import did: each field in its order under its name
+    (paths as text), ``model`` and ``dim`` together as ``embedder``."""
+
+    model: str
+    dim: int
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {}
+        for f in fields(self):  # type: ignore[arg-type]  # subclasses are dataclasses
+            value = getattr(self, f.name)
+            if f.name == "model":
+                out["embedder"] = {"model": self.model, "dim": self.dim}
+            elif f.name != "dim":
+                out[f.name] = str(value) if isinstance(value, Path) else value
+        return out
 
 
 @dataclass(frozen=True)

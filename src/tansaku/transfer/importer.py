@@ -17,7 +17,7 @@ leaves the collection repaired but partial (its writer recounts the statistics):
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,19 +28,17 @@ from tansaku.collection.stats import STATE_VERSION, CollectionState, FieldStats
 from tansaku.config import AxisMode, CollectionConfig
 from tansaku.errors import TansakuError
 from tansaku.transfer.archive import Archive
-from tansaku.transfer.format import Manifest, TransferError
+from tansaku.transfer.format import BATCH, FileReport, Manifest, ProgressFn, TransferError
 from tansaku.workspace import validate_name
 
 if TYPE_CHECKING:
     from tansaku.client import Tansaku
 
 log = logging.getLogger(__name__)
-ProgressFn = Callable[[str, int, int], None]  # (stage, done, total)
-BATCH = 256
 
 
 @dataclass(frozen=True)
-class ImportReport:
+class ImportReport(FileReport):
     collection: str
     source: Path
     records: int
@@ -50,18 +48,6 @@ class ImportReport:
     model: str
     dim: int
     warnings: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "collection": self.collection,
-            "source": str(self.source),
-            "records": self.records,
-            "teams": self.teams,
-            "units": self.units,
-            "replaced": self.replaced,
-            "embedder": {"model": self.model, "dim": self.dim},
-            "warnings": self.warnings,
-        }
 
 
 def import_collection(

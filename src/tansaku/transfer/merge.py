@@ -22,7 +22,7 @@ The sources are left as they were. A new destination takes the first source's co
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -31,15 +31,13 @@ import numpy as np
 
 from tansaku.errors import CollectionNotFound, InvalidRequest
 from tansaku.records import Record
+from tansaku.transfer.format import BATCH, ProgressFn
 from tansaku.workspace import validate_name
 
 if TYPE_CHECKING:
     from tansaku.client import Tansaku
     from tansaku.collection import Collection
     from tansaku.config import CollectionConfig
-
-ProgressFn = Callable[[str, int, int], None]  # (stage, done, total)
-BATCH = 256
 
 
 class Conflict(StrEnum):
