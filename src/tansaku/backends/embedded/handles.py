@@ -13,7 +13,7 @@ used generation that no search is using (:meth:`GenHandles.in_use`; a shard whos
 is busy too); its handles, leases and pin stay, and its next read loads the shards again. When
 every open generation is in use the bound is exceeded until one is free. The limit:
 ``set_open_limit``, else ``[server] open_collections`` of the workspace's ``tansaku.toml``
-(:func:`configure`), else ``$TANSAKU_OPEN_COLLECTIONS``, else 16.
+(:func:`configure`), else ``$TANSAKU_OPEN_COLLECTIONS``, else 8.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from tansaku.store.units import UnitStore
 
 log = logging.getLogger("tansaku.backends.embedded.handles")
 ENV_OPEN = "TANSAKU_OPEN_COLLECTIONS"
-DEFAULT_OPEN = 16
+DEFAULT_OPEN = 8
 OPEN_RANGE = (1, 10_000)
 
 
@@ -152,7 +152,7 @@ def set_open_limit(limit: int | None) -> None:
 
 
 def open_limit() -> int:
-    """The limit in force (``set_open_limit``, else ``$TANSAKU_OPEN_COLLECTIONS``, else 16)."""
+    """The limit in force (``set_open_limit``, else ``$TANSAKU_OPEN_COLLECTIONS``, else 8)."""
     if _limit is not None:
         return _limit
     raw = os.environ.get(ENV_OPEN, "").strip()
