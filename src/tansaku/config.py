@@ -346,13 +346,16 @@ def config_from_dict(data: Mapping[str, Any], *, name: str | None = None) -> Col
     )
 
 
+def read_toml(path: Path, what: str = "設定ファイル") -> dict[str, Any]:
+    """A TOML file's tables; a ``ConfigError`` naming ``what`` when it is missing or invalid."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{what}が見つかりません: {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{what} {path} の TOML が不正です: {exc}") from None
+
+
 def load_config(path: str | Path, *, name: str | None = None) -> CollectionConfig:
     """Read a collection config from a TOML file."""
-    p = Path(path)
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"設定ファイルが見つかりません: {p}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"設定ファイル {p} の TOML が不正です: {exc}") from None
-    return config_from_dict(data, name=name)
+    return config_from_dict(read_toml(Path(path)), name=name)

@@ -17,13 +17,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tansaku.config import Axis, AxisMode, CollectionConfig, FusionConfig, config_from_dict
+from tansaku.config import (
+    Axis,
+    AxisMode,
+    CollectionConfig,
+    FusionConfig,
+    config_from_dict,
+    read_toml,
+)
 from tansaku.errors import ConfigError
 
 SEARCH_KEYS = frozenset({"candidates", "min_score", "group_by_doc"})
@@ -83,6 +89,21 @@ class EvalConfig:
         return config_from_dict(data, name=base.name)
 
 
+def _table(
+    data: Mapping[str, Any], key: str, allowed: frozenset[str], where: str, note: str = ""
+) -> Mapping[str, Any]:
+    """Table ``key`` of ``data`` (empty when absent), holding only keys an evaluation varies."""
+    table = data.get(key, {})
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{where}[{key}] はテーブルにしてください")
+    bad = set(table) - allowed
+    if bad:
+        raise ConfigError(
+            f"{where}[{key}] のうち評価で変えられるのは {sorted(allowed)} です{note}: {sorted(bad)}"
+        )
+    return table
+
+
 def eval_config_from_dict(data: Mapping[str, Any], *, path: Path | None = None) -> EvalConfig:
     """Validate a config fragment with :func:`tansaku.config.config_from_dict` and keep the
     keys it sets. Keys that cannot be compared per query (``[ingest]``, ``[query]`` other than
@@ -97,24 +118,8 @@ def eval_config_from_dict(data: Mapping[str, Any], *, path: Path | None = None) 
     name = data.get("name") or (path.stem if path else "")
     if not isinstance(name, str) or not name.strip():
         raise ConfigError(f"{where}評価設定には name が必要です")
-    search = data.get("search", {})
-    if not isinstance(search, Mapping):
-        raise ConfigError(f"{where}[search] はテーブルにしてください")
-    bad = set(search) - SEARCH_KEYS
-    if bad:
-        raise ConfigError(
-            f"{where}[search] のうち評価で変えられるのは {sorted(SEARCH_KEYS)} です"
-            f"(top_k は評価が 100 に固定します): {sorted(bad)}"
-        )
-    query = data.get("query", {})
-    if not isinstance(query, Mapping):
-        raise ConfigError(f"{where}[query] はテーブルにしてください")
-    bad_query = set(query) - QUERY_KEYS
-    if bad_query:
-        raise ConfigError(
-            f"{where}[query] のうち評価で変えられるのは {sorted(QUERY_KEYS)} です: "
-            f"{sorted(bad_query)}"
-        )
+    search = _table(data, "search", SEARCH_KEYS, where, "(top_k は評価が 100 に固定します)")
+    query = _table(data, "query", QUERY_KEYS, where)
     cfg = config_from_dict(data, name=name)  # validates axes, fusion, numbers
     return EvalConfig(
         name=name,
@@ -132,13 +137,7 @@ def eval_config_from_dict(data: Mapping[str, Any], *, path: Path | None = None) 
 def load_eval_config(path: str | Path) -> EvalConfig:
     """Read one config file (TOML)."""
     p = Path(path)
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"評価設定ファイルが見つかりません: {p}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"評価設定ファイル {p} の TOML が不正です: {exc}") from None
-    return eval_config_from_dict(data, path=p)
+    return eval_config_from_dict(read_toml(p, "評価設定ファイル"), path=p)
 
 
 def default_configs(config: CollectionConfig) -> list[EvalConfig]:

@@ -196,22 +196,31 @@ _YAML_KEYS = {"name", "collection", "source", "config", "queries"}
 _QUERY_KEYS = {"query", "relevant", "note"}
 
 
+def _known_keys(data: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    unknown = set(data) - allowed
+    if unknown:
+        raise EvalDataError(
+            f"{where}: 不明なキーがあります: {sorted(unknown)}。使えるキー: {sorted(allowed)}"
+        )
+
+
+def _read_text(path: Path, encoding: str = "utf-8") -> str:
+    try:
+        return path.read_text(encoding=encoding)
+    except FileNotFoundError:
+        raise EvalDataError(f"ファイルが見つかりません: {path}") from None
+
+
 def load_yaml(path: Path) -> EvalDataset:
     import yaml
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise EvalDataError(f"ファイルが見つかりません: {path}") from None
+        data = yaml.safe_load(_read_text(path))
     except yaml.YAMLError as exc:
         raise EvalDataError(f"{path} の YAML が不正です: {exc}") from None
     if not isinstance(data, Mapping):
         raise EvalDataError(f"{path}: 先頭は collection や queries を持つマッピングにしてください")
-    unknown = set(data) - _YAML_KEYS
-    if unknown:
-        raise EvalDataError(
-            f"{path}: 不明なキーがあります: {sorted(unknown)}。使えるキー: {sorted(_YAML_KEYS)}"
-        )
+    _known_keys(data, _YAML_KEYS, str(path))
     raw = data.get("queries")
     if not isinstance(raw, list) or not raw:
         raise EvalDataError(f"{path}: queries に 1 件以上のクエリを並べてください")
@@ -220,11 +229,7 @@ def load_yaml(path: Path) -> EvalDataset:
         where = f"{path} の queries {n} 件目"
         if not isinstance(q, Mapping):
             raise EvalDataError(f"{where}: {{query, relevant, note}} の形にしてください")
-        bad = set(q) - _QUERY_KEYS
-        if bad:
-            raise EvalDataError(
-                f"{where}: 不明なキーがあります: {sorted(bad)}。使えるキー: {sorted(_QUERY_KEYS)}"
-            )
+        _known_keys(q, _QUERY_KEYS, where)
         if "query" not in q or "relevant" not in q:
             raise EvalDataError(f"{where}: query と relevant が必要です")
         items.append((str(q["query"]), q["relevant"], str(q.get("note") or ""), where))
@@ -254,10 +259,7 @@ def load_yaml(path: Path) -> EvalDataset:
 
 
 def load_csv(path: Path) -> EvalDataset:
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise EvalDataError(f"ファイルが見つかりません: {path}") from None
+    text = _read_text(path, "utf-8-sig")
     reader = csv.DictReader(text.splitlines())
     header = [h.strip() for h in reader.fieldnames or []]
     if "query" not in header or "relevant" not in header:
