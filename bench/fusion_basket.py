@@ -2,6 +2,7 @@
 
     python bench/fusion_basket.py capture [--sets nta-qa,cards]   # once: every leg's run
     python bench/fusion_basket.py compare [--json out.json]        # every variant, every set
+    python bench/fusion_basket.py compare --learned                # + a learned fusion (LOSO)
 
 ``capture`` searches every query of every basket set once with the collection as configured
 (``tansaku search``'s own pipeline, top_k 100, in the bench workspace ``.tansaku-bench``) and
@@ -11,6 +12,9 @@ keeps what each axis returned before fusion — its ``(key, raw score)`` list �
 engine does (best score first, ties by key, scores ≤ 0 dropped, 100 kept) and scores
 nDCG@10 against the set's judgements; the default and single-leg rows reproduce ``make bench``.
 p: paired randomisation test over queries (10,000 sign flips) against the default.
+``--learned`` adds a logistic fusion over rank features (each leg's standard score and
+1 / (5 + rank), the legs' pairwise products), each BEIR set scored by the model fitted on the
+other five.
 """
 
 from __future__ import annotations
@@ -91,7 +95,7 @@ def zclip(c: float) -> Fuser:
         out: dict[Hashable, float] = {}
         for axis, run in runs.items():
             for k, s in F.zscore(run).items():
-                out[k] = out.get(k, 0.0) + w.get(axis, 1.0) * min(s, c)
+                out[k] = out.get(k, 0.0) + w.get(axis, 1.0) * min(s, c / F.Z_SCALE)
         return out
 
     return f
@@ -175,7 +179,7 @@ def zgap(alpha: float) -> Fuser:
         normed = {a: F.zscore(r) for a, r in runs.items()}
         for a, r in runs.items():
             z = [normed[a][k] for k, _ in r[:2]]
-            lead = (z[0] - z[1]) if len(z) > 1 else 0.0
+            lead = (z[0] - z[1]) * F.Z_SCALE if len(z) > 1 else 0.0
             ww[a] = w.get(a, 1.0) * (1.0 + alpha * min(lead, 3.0))
         out: dict[Hashable, float] = {}
         for a, zs in normed.items():
@@ -226,6 +230,68 @@ VARIANTS: dict[str, Fuser] = {
 }
 
 
+# -- a learned fusion, leave one set out --------------------------------------------------
+LEARN_LEGS = ("bm25", "dense", "bigram")  # the BEIR sets' axes (the cards have others)
+
+
+def _features(runs: Runs) -> tuple[list[Hashable], np.ndarray]:
+    """Per candidate: each leg's standard score and 1 / (5 + rank) (0 where the leg missed
+    it), and the products of the legs' standard scores (agreement)."""
+    z = {a: F.zscore(runs.get(a, [])) for a in LEARN_LEGS}
+    rk = {a: {k: i for i, (k, _) in enumerate(runs.get(a, []), start=1)} for a in LEARN_LEGS}
+    keys: list[Hashable] = sorted(set().union(*(set(v) for v in z.values())), key=str)
+    rows = []
+    for k in keys:
+        zz = [z[a].get(k, 0.0) for a in LEARN_LEGS]
+        rr = [1.0 / (5 + rk[a][k]) if k in rk[a] else 0.0 for a in LEARN_LEGS]
+        rows.append([*zz, *rr, zz[0] * zz[1], zz[0] * zz[2], zz[1] * zz[2]])
+    return keys, np.asarray(rows, dtype=float)
+
+
+def _fit(parts: list[list[tuple[np.ndarray, np.ndarray]]], l2: float = 1e-2) -> np.ndarray:
+    """Logistic regression (Newton) on standardised features, each set weighing the same."""
+    x = np.vstack([f for part in parts for f, _ in part])
+    y = np.concatenate([lab for part in parts for _, lab in part])
+    w = np.concatenate([np.full(len(lab), 1.0 / len(part)) for part in parts for _, lab in part])
+    mu, sd = x.mean(axis=0), x.std(axis=0) + 1e-9
+    xs = np.hstack([(x - mu) / sd, np.ones((len(x), 1))])
+    beta = np.zeros(xs.shape[1])
+    for _ in range(25):
+        p = 1.0 / (1.0 + np.exp(-xs @ beta))
+        grad = xs.T @ (w * (p - y)) + l2 * beta
+        hess = (xs * (w * p * (1 - p))[:, None]).T @ xs + l2 * np.eye(len(beta))
+        beta -= np.linalg.solve(hess, grad)
+    return np.concatenate([mu, sd, beta])
+
+
+def learned(sets: Mapping[str, dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per-query nDCG@10 of a logistic fusion over :func:`_features`, each set scored by the
+    model fitted on the other sets (the cards are left out: their axes differ)."""
+    names = [s for s in sets if s != "cards"]
+    feats: dict[str, dict[str, tuple[list[Hashable], np.ndarray, np.ndarray]]] = {}
+    for s in names:
+        qrels = sets[s]["qrels"]
+        feats[s] = {}
+        for qid, q in sets[s]["queries"].items():
+            keys, x = _features(q["calls"][0]["runs"]) if q["calls"] else ([], np.zeros((0, 9)))
+            y = np.array([1.0 if qrels.get(qid, {}).get(str(k), 0) > 0 else 0.0 for k in keys])
+            feats[s][qid] = (keys, x, y)
+    out = {}
+    for s in names:
+        model = _fit([[(x, y) for _, x, y in feats[t].values() if len(y)] for t in names if t != s])
+        n = (len(model) - 1) // 3
+        mu, sd, beta = model[:n], model[n : 2 * n], model[2 * n :]
+        rankings = {}
+        for qid, (keys, x, _) in feats[s].items():
+            logit = ((x - mu) / sd) @ beta[:-1] + beta[-1] if len(keys) else np.zeros(0)
+            rankings[qid] = rank(
+                {k: float(1 / (1 + np.exp(-v))) for k, v in zip(keys, logit, strict=True)}
+            )
+        _, per = score_run(sets[s]["qrels"], rankings)
+        out[s] = {q: m["ndcg@10"] for q, m in per.items()}
+    return out
+
+
 # -- replay --------------------------------------------------------------------------------
 def rank(fused: Mapping[Hashable, float], n: int = 100) -> tuple[str, ...]:
     ranked = sorted(fused.items(), key=itemgetter(0))
@@ -265,7 +331,9 @@ def load(names: list[str] | None) -> dict[str, dict[str, Any]]:
     return out
 
 
-def compare(names: list[str] | None, variants: Mapping[str, Fuser]) -> dict[str, Any]:
+def compare(
+    names: list[str] | None, variants: Mapping[str, Fuser], *, learn: bool = False
+) -> dict[str, Any]:
     sets = load(names)
     results: dict[str, dict[str, dict[str, float]]] = {}
     for s, data in sets.items():
@@ -274,12 +342,20 @@ def compare(names: list[str] | None, variants: Mapping[str, Fuser]) -> dict[str,
             f"{s}: {len(data['queries'])} q, {multi} with more than one retrieval", file=sys.stderr
         )
         results[s] = {v: replay(data, f) for v, f in variants.items()}
+    rows = list(variants)
+    if learn:
+        rows.append("learned (leave one set out)")
+        for s, per in learned(sets).items():
+            results[s][rows[-1]] = per
     order = list(sets)
     print("| variant | " + " | ".join(order) + " | worst Δ vs max(default, dense) |")
     print("|---|" + "---|" * (len(order) + 1))
-    for v in variants:
+    for v in rows:
         cells, worst = [], math.inf
         for s in order:
+            if v not in results[s]:
+                cells.append("–")
+                continue
             base = results[s]["default (max)"]
             qs = list(base)
             mine = [results[s][v][q] for q in qs]
@@ -300,12 +376,13 @@ def main(argv: list[str]) -> None:
     ap.add_argument("what", choices=("capture", "compare"))
     ap.add_argument("--sets")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--learned", action="store_true", help="also a learned fusion (LOSO)")
     args = ap.parse_args(argv)
     names = args.sets.split(",") if args.sets else None
     if args.what == "capture":
         capture(names)
         return
-    results = compare(names, VARIANTS)
+    results = compare(names, VARIANTS, learn=args.learned)
     if args.json:
         args.json.write_text(json.dumps(results), encoding="utf-8")
 
