@@ -1,5 +1,5 @@
 """Writing files: atomically, so that no reader and no crash ever sees half of one, and the
-TOML text of config files."""
+TOML text of config files; reading back a small JSON state file."""
 
 from __future__ import annotations
 
@@ -8,6 +8,15 @@ import os
 import tempfile
 from pathlib import Path
 from typing import Any
+
+
+def read_json_object(path: Path) -> dict[str, Any]:
+    """The JSON object ``path`` holds; ``{}`` when it is absent, unreadable or not an object."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def atomic_write(path: Path, text: str, *, mode: int | None = None) -> None:

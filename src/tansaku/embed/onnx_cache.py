@@ -33,7 +33,7 @@ from typing import Any
 
 from tansaku.embed.e5_weights import E5Weights, bundled_weights_path, file_sha256
 from tansaku.embed.onnx_build import CONVERTER_VERSION, VARIANTS, write_variant
-from tansaku.files import atomic_write
+from tansaku.files import atomic_write, read_json_object
 
 log = logging.getLogger(__name__)
 
@@ -59,14 +59,6 @@ class CachedModel:
 def _stat(path: Path) -> dict[str, Any]:
     st = path.stat()
     return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
-
-
-def _read_manifest(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 @contextlib.contextmanager
@@ -107,7 +99,7 @@ class ModelCache:
 
     def lookup(self, variant: str) -> CachedModel | None:
         """The cached model of ``variant`` if it can be trusted, else ``None``."""
-        manifest = _read_manifest(self.manifest_path(variant))
+        manifest = read_json_object(self.manifest_path(variant))
         source = self.source_sha256(manifest)
         return self._trusted(variant, manifest, source)
 

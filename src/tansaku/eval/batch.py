@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tansaku.files import atomic_write
+from tansaku.files import atomic_write, read_json_object
 
 if TYPE_CHECKING:
     from tansaku.eval.runner import EvalReport
@@ -31,15 +31,9 @@ def batch_file(logs_dir: Path) -> Path:
 def read_batches(path: Path) -> dict[str, dict[str, dict[str, Any]]]:
     """dataset -> configuration -> {metric: value, ..., "recorded_at": epoch seconds}; an
     absent or unreadable file is no batch."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
     return {
         str(ds): {str(c): dict(v) for c, v in cfgs.items() if isinstance(v, dict)}
-        for ds, cfgs in data.items()
+        for ds, cfgs in read_json_object(path).items()
         if isinstance(cfgs, dict)
     }
 

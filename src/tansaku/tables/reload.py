@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tansaku.files import atomic_write
+from tansaku.files import atomic_write, read_json_object
 
 REQUESTS_FILE = "tables.reload.json"
 KEPT = "前に読み込んだ内容のまま使います"
@@ -81,13 +81,7 @@ def file_signature(path: Path) -> tuple[int, int, int] | None:
 
 
 def _read(path: Path) -> dict[str, str]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    return {str(k): str(v) for k, v in data.items()}
+    return {str(k): str(v) for k, v in read_json_object(path).items()}
 
 
 def request_reload(tables_toml: Path, names: Iterable[str]) -> Path:
