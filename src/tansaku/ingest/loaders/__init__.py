@@ -19,6 +19,7 @@ from collections.abc import Mapping
 
 from tansaku.config import CollectionConfig
 from tansaku.errors import ConfigError, LoadError
+from tansaku.ingest.loaders.archive import check_archive, is_archive
 from tansaku.ingest.loaders.base import Loader, LoadFailure, LoadResult
 from tansaku.ingest.loaders.delimited import load_csv
 from tansaku.ingest.loaders.jsonrecords import load_json
@@ -162,6 +163,8 @@ def load_file(
         )
     try:
         data = read_capped(path, limits.max_file_bytes)
+        if is_archive(suffix, data):  # before any loader inflates it
+            check_archive(data, path.name, limits)
         result = loader(source, data, config, settings)
     except LoadFailure as exc:
         return _failure(source, exc.reason)

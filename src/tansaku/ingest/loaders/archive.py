@@ -1,8 +1,10 @@
-"""Archive-based documents (``.docx`` is a zip of XML parts): checked before anything inflates
-them. The members' declared sizes are what a reader gets at most (Python's ``zipfile`` stops a
-member at its declared size and checks its CRC), so refusing on the declared sizes — the sum
-over every member, and the ratio of a large member to its stored size — keeps a zip bomb from
-ever being inflated."""
+"""Archive-based documents (``.docx``, ``.xlsx``, ``.pptx`` and the OpenDocument formats are zips
+of XML parts): :func:`~tansaku.ingest.loaders.load_file` checks every file of these suffixes,
+and every file that starts like a zip whatever its name, before a loader sees it. The members'
+declared sizes are what a reader gets at most (Python's ``zipfile`` stops a member at its
+declared size and checks its CRC, so a member cannot inflate past what it declares while it is
+read), so refusing on the declared sizes — the sum over every member, and the ratio of a large
+member to its stored size — keeps a zip bomb from ever being inflated."""
 
 from __future__ import annotations
 
@@ -16,6 +18,14 @@ RATIO_FLOOR = 1_000_000
 """Members smaller than this when inflated are not held to the ratio (small XML parts of
 repeated markup compress very well and cost nothing)."""
 MAX_MEMBERS = 10_000
+ZIP_BASED = frozenset({".docx", ".xlsx", ".xlsm", ".pptx", ".odt", ".ods", ".odp", ".epub"})
+"""Suffixes of zip-based document formats: a loader added for one of them is checked too."""
+ZIP_MAGIC = b"PK\x03\x04"
+
+
+def is_archive(suffix: str, data: bytes) -> bool:
+    """Whether a file is checked as an archive: a zip-based suffix, or zip bytes."""
+    return suffix.lower() in ZIP_BASED or data[:4] == ZIP_MAGIC
 
 
 def check_archive(data: bytes, name: str, limits: IngestLimits) -> None:
@@ -48,4 +58,4 @@ def check_archive(data: bytes, name: str, limits: IngestLimits) -> None:
             )
 
 
-__all__ = ["check_archive"]
+__all__ = ["ZIP_BASED", "check_archive", "is_archive"]

@@ -15,7 +15,6 @@ from typing import Any
 
 from tansaku.config import CollectionConfig
 from tansaku.errors import LoadError, MissingExtra
-from tansaku.ingest.loaders.archive import check_archive
 from tansaku.ingest.loaders.base import (
     LoadFailure,
     LoadResult,
@@ -99,7 +98,7 @@ def load_docx(
     docx = _import_docx()
     if not data:
         raise LoadFailure("ファイルが空です")
-    check_archive(data, source.path.name, settings.limits)  # before anything inflates it
+    # load_file checked the archive's inflated size before this (loaders.archive)
     try:
         document = docx.Document(io.BytesIO(data))
         doc = _parse(document, source, settings)
