@@ -19,13 +19,11 @@ from typing import Any
 import numpy as np
 
 from tansaku.embed.remote import (
-    TIMEOUT_CAUSE,
     EmbeddingError,
     RemoteEmbedder,
     RemoteOptions,
     Retryable,
     check_settings,
-    is_retryable_status,
     redact_url,
     status_cause,
 )
@@ -79,34 +77,26 @@ class GeminiEmbedder(RemoteEmbedder):
         endpoint = f"{root}/v1beta/models/{self.model}:batchEmbedContents"
         self._setup(endpoint, api_key, dim, options)
 
-    def _sdk(self) -> Any:
-        with self._lock:
-            if self._client is None:
-                try:
-                    from google import genai
-                    from google.genai import types
-                except ImportError as err:
-                    raise MissingExtra("google-genai", "llm", "Gemini での埋め込み") from err
-                key = (
-                    self._api_key
-                    or os.environ.get("GEMINI_API_KEY")
-                    or os.environ.get("GOOGLE_API_KEY")
-                )
-                if not key:
-                    raise EmbeddingError(
-                        self.endpoint,
-                        "APIキーがありません。"
-                        "GEMINI_API_KEY か TANSAKU_EMBED_API_KEY を設定してください",
-                    )
-                self._client = genai.Client(
-                    api_key=key,
-                    http_options=types.HttpOptions(
-                        base_url=self.base_url,
-                        timeout=max(int(self.options.timeout * 1000), 1),
-                        retry_options=types.HttpRetryOptions(attempts=1),
-                    ),
-                )
-            return self._client
+    def _make_client(self) -> Any:
+        try:
+            from google import genai
+            from google.genai import types
+        except ImportError as err:
+            raise MissingExtra("google-genai", "llm", "Gemini での埋め込み") from err
+        key = self._api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
+        if not key:
+            raise EmbeddingError(
+                self.endpoint,
+                "APIキーがありません。GEMINI_API_KEY か TANSAKU_EMBED_API_KEY を設定してください",
+            )
+        return genai.Client(
+            api_key=key,
+            http_options=types.HttpOptions(
+                base_url=self.base_url,
+                timeout=max(int(self.options.timeout * 1000), 1),
+                retry_options=types.HttpRetryOptions(attempts=1),
+            ),
+        )
 
     def _send_as(self, task: str) -> Any:
         def send(texts: list[str]) -> list[Any]:
@@ -128,15 +118,11 @@ class GeminiEmbedder(RemoteEmbedder):
             cause = status_cause(status, str(err.message or ""))
             if status == 400 and "API key" in str(err.message or ""):
                 cause = f"認証に失敗しました(HTTP 400)。APIキーを確認してください: {err.message}"
-            if is_retryable_status(status):
-                hint = _retry_delay(err.details)
-                raise Retryable(cause, status=status, retry_after=hint) from None
-            raise EmbeddingError(self.endpoint, cause, status=status) from None
+            raise self._refused(status, cause, _retry_delay(err.details)) from None
         except Exception as err:
             names = _names(err)
             if "TimeoutException" in names or isinstance(err, TimeoutError):
-                cause = f"{TIMEOUT_CAUSE}({self.options.timeout:g} 秒)"
-                raise Retryable(cause, timed_out=True) from None
+                raise self._timed_out() from None
             if "TransportError" in names or isinstance(err, ConnectionError):
                 raise Retryable(f"接続できません({err})") from None
             raise EmbeddingError(self.endpoint, f"応答を読めません({err!r})") from None

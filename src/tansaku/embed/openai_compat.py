@@ -23,13 +23,11 @@ import numpy as np
 
 from tansaku.embed.remote import (
     E5_PREFIXES,
-    TIMEOUT_CAUSE,
     EmbeddingError,
     RemoteEmbedder,
     RemoteOptions,
     Retryable,
     check_settings,
-    is_retryable_status,
     redact_url,
     status_cause,
 )
@@ -114,23 +112,20 @@ class OpenAIEmbedder(RemoteEmbedder):
         self.encoding_format = encoding_format
         self._setup(f"{redact_url(self.base_url)}/embeddings", api_key, dim, options)
 
-    def _sdk(self) -> Any:
-        with self._lock:
-            if self._client is None:
-                try:
-                    import openai
-                except ImportError as err:
-                    raise MissingExtra("openai", "llm", "OpenAI 互換サーバーでの埋め込み") from err
-                key = self._api_key
-                if not key and self.base_url == OPENAI_BASE_URL:
-                    key = os.environ.get("OPENAI_API_KEY")
-                self._client = openai.OpenAI(
-                    base_url=self.base_url,
-                    api_key=key or "unused",  # self-hosted servers without auth ignore it
-                    timeout=self.options.timeout,
-                    max_retries=0,
-                )
-            return self._client
+    def _make_client(self) -> Any:
+        try:
+            import openai
+        except ImportError as err:
+            raise MissingExtra("openai", "llm", "OpenAI 互換サーバーでの埋め込み") from err
+        key = self._api_key
+        if not key and self.base_url == OPENAI_BASE_URL:
+            key = os.environ.get("OPENAI_API_KEY")
+        return openai.OpenAI(
+            base_url=self.base_url,
+            api_key=key or "unused",  # self-hosted servers without auth ignore it
+            timeout=self.options.timeout,
+            max_retries=0,
+        )
 
     def _send(self, texts: list[str]) -> list[Any]:
         import openai
@@ -141,16 +136,13 @@ class OpenAIEmbedder(RemoteEmbedder):
                 model=self.model, input=texts, encoding_format=self.encoding_format, **extra
             )
         except openai.APITimeoutError:
-            cause = f"{TIMEOUT_CAUSE}({self.options.timeout:g} 秒)"
-            raise Retryable(cause, timed_out=True) from None
+            raise self._timed_out() from None
         except openai.APIConnectionError as err:
             raise Retryable(f"接続できません({err.__cause__ or err})") from None
         except openai.APIStatusError as err:
             cause = status_cause(err.status_code, error_detail(err.body))
-            if is_retryable_status(err.status_code):
-                hint = retry_after(err.response.headers)
-                raise Retryable(cause, status=err.status_code, retry_after=hint) from None
-            raise EmbeddingError(self.endpoint, cause, status=err.status_code) from None
+            hint = retry_after(err.response.headers)
+            raise self._refused(err.status_code, cause, hint) from None
         except openai.OpenAIError as err:  # e.g. a body that is not an embedding list
             raise EmbeddingError(self.endpoint, f"応答を読めません({err})") from None
         data = sorted(response.data or [], key=lambda d: d.index)

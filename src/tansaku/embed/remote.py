@@ -315,6 +315,26 @@ class RemoteEmbedder:
         self._client: Any = None
         self._lock = threading.Lock()
 
+    def _sdk(self) -> Any:
+        """The SDK client, made on first use by :meth:`_make_client`."""
+        with self._lock:
+            if self._client is None:
+                self._client = self._make_client()
+            return self._client
+
+    def _make_client(self) -> Any:
+        raise NotImplementedError
+
+    def _timed_out(self) -> Retryable:
+        return Retryable(f"{TIMEOUT_CAUSE}({self.options.timeout:g} 秒)", timed_out=True)
+
+    def _refused(self, status: int, cause: str, retry_after: float | None) -> Exception:
+        """An HTTP error status as the exception to raise: a :class:`Retryable` with the
+        server's hint when another try may succeed, else the final :class:`EmbeddingError`."""
+        if is_retryable_status(status):
+            return Retryable(cause, status=status, retry_after=retry_after)
+        return EmbeddingError(self.endpoint, cause, status=status)
+
     def __repr__(self) -> str:  # never shows the key
         return f"{type(self).__name__}(model={self.model!r}, endpoint={self.endpoint!r})"
 
