@@ -253,32 +253,47 @@ _WIRE = {
 }
 
 
-def _rerank_http(
-    protocol: str,
-    url: str,
-    api_key: str | None,
-    model: str | None,
-    query: str,
-    documents: Sequence[str],
-    top_n: int | None,
-    timeout: float,
-) -> list[RerankScore]:
-    if top_n is not None and not is_positive(top_n, integer=True):
-        raise RerankError(protocol, f"top_n は 1 以上の整数にしてください(現在: {top_n!r})")
-    docs = list(documents)
-    if not docs:
-        return []
-    make_body, list_key, score_key = _WIRE[protocol]
-    body = make_body(model, query, docs, top_n)
-    payload = _post_json(protocol, url, body, api_key=api_key, timeout=timeout)
-    items = payload.get(list_key) if list_key and isinstance(payload, dict) else payload
-    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
-        raise RerankError(protocol, f"応答の形式が正しくありません: {str(payload)[:120]!r}")
-    pairs = ((i.get("index"), i.get(score_key)) for i in items)
-    return validated_scores(protocol, pairs, len(docs))[:top_n]
+class _WireReranker:
+    """What the HTTP rerankers share: one endpoint spoken to in one wire protocol (a key of
+    ``_WIRE``), with a key, a model and a default timeout; :meth:`rerank` posts the request and
+    validates the answer. A subclass calls :meth:`_connect` from ``__init__``."""
+
+    model: str | None
+
+    def _connect(
+        self, wire: str, base_url: str, version: str | None, api_key: str | None, timeout: float
+    ) -> None:
+        self._wire = wire
+        self._api_key = api_key
+        self.timeout = _check_timeout(wire, timeout)
+        self.url = _endpoint(wire, base_url, version)
+
+    def rerank(
+        self,
+        query: str,
+        documents: Sequence[str],
+        *,
+        top_n: int | None = None,
+        timeout: float | None = None,
+    ) -> list[RerankScore]:
+        wire = self._wire
+        t = self.timeout if timeout is None else _check_timeout(wire, timeout)
+        if top_n is not None and not is_positive(top_n, integer=True):
+            raise RerankError(wire, f"top_n は 1 以上の整数にしてください(現在: {top_n!r})")
+        docs = list(documents)
+        if not docs:
+            return []
+        make_body, list_key, score_key = _WIRE[wire]
+        body = make_body(self.model, query, docs, top_n)
+        payload = _post_json(wire, self.url, body, api_key=self._api_key, timeout=t)
+        items = payload.get(list_key) if list_key and isinstance(payload, dict) else payload
+        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+            raise RerankError(wire, f"応答の形式が正しくありません: {str(payload)[:120]!r}")
+        pairs = ((i.get("index"), i.get(score_key)) for i in items)
+        return validated_scores(wire, pairs, len(docs))[:top_n]
 
 
-class CohereReranker:
+class CohereReranker(_WireReranker):
     """Cohere's rerank API v2: ``POST {base_url}/v2/rerank`` with ``Authorization: Bearer``."""
 
     def __init__(
@@ -296,10 +311,8 @@ class CohereReranker:
                 "APIキーがありません。api_key を渡すか、環境変数 CO_API_KEY"
                 "(または COHERE_API_KEY)を設定してください",
             )
-        self._api_key = key
         self.model = model
-        self.timeout = _check_timeout("cohere", timeout)
-        self.url = _endpoint("cohere", base_url, "v2")
+        self._connect("cohere", base_url, "v2", key, timeout)
 
     @property
     def name(self) -> str:
@@ -308,21 +321,8 @@ class CohereReranker:
     def __repr__(self) -> str:  # never shows the key
         return f"CohereReranker(model={self.model!r}, url={self.url!r})"
 
-    def rerank(
-        self,
-        query: str,
-        documents: Sequence[str],
-        *,
-        top_n: int | None = None,
-        timeout: float | None = None,
-    ) -> list[RerankScore]:
-        t = self.timeout if timeout is None else _check_timeout("cohere", timeout)
-        return _rerank_http(
-            "cohere", self.url, self._api_key, self.model, query, documents, top_n, t
-        )
 
-
-class HttpReranker:
+class HttpReranker(_WireReranker):
     """A self-hosted rerank server: ``protocol="tei"`` (text-embeddings-inference) or
     ``"openai"`` (the Jina/Cohere-style ``/v1/rerank`` of Infinity and vLLM)."""
 
@@ -337,10 +337,8 @@ class HttpReranker:
     ) -> None:
         self.protocol = RerankProtocol.from_str(protocol)
         self.model = model
-        self._api_key = api_key
-        self.timeout = _check_timeout(self.protocol, timeout)
         version = "v1" if self.protocol is RerankProtocol.OPENAI else None
-        self.url = _endpoint(self.protocol, base_url, version)
+        self._connect(self.protocol, base_url, version, api_key, timeout)
 
     @property
     def name(self) -> str:
@@ -348,15 +346,3 @@ class HttpReranker:
 
     def __repr__(self) -> str:  # never shows the key
         return f"HttpReranker(protocol={self.protocol!s}, model={self.model!r}, url={self.url!r})"
-
-    def rerank(
-        self,
-        query: str,
-        documents: Sequence[str],
-        *,
-        top_n: int | None = None,
-        timeout: float | None = None,
-    ) -> list[RerankScore]:
-        t = self.timeout if timeout is None else _check_timeout(self.protocol, timeout)
-        key = self._api_key
-        return _rerank_http(self.protocol, self.url, key, self.model, query, documents, top_n, t)
