@@ -7,7 +7,7 @@ from datetime import date, datetime
 import pytest
 
 import tansaku
-from tansaku.config import CollectionConfig, QueryConfig
+from tansaku.config import CollectionConfig, FusionConfig, QueryConfig
 from tansaku.demo.reports import generate, write_reports_jsonl
 from tansaku.search.classify import QueryLabel
 from tansaku.search.events import read_events
@@ -76,6 +76,26 @@ def test_dates_do_not_filter_a_collection_without_dates(tmp_path):
         )
         res = client.search("昨日の清掃", collection="manuals", now=NOW)
         assert res.plan.date_range is None and res.hits
+
+
+def test_zscore_fusion_keeps_every_candidate_the_merge_and_min_score(ts):
+    z = FusionConfig(normalization="zscore")
+    kw = {"collection": "reports", "now": NOW, "expand": False, "top_k": 50}
+    plain, zs = ts.search("冷蔵庫の故障", **kw), ts.search("冷蔵庫の故障", fusion=z, **kw)
+    assert len(zs.hits) == len(plain.hits) == 50  # no candidate dropped below its legs' means
+    assert all(0 < h.score < 1 for h in zs.hits)  # a tenth of the standard score
+    assert zs.plan.fusion.normalization == "zscore"
+    cut = zs.hits[4].score
+    kept = ts.search("冷蔵庫の故障", fusion=z, min_score=cut, **kw)
+    assert [h.doc_id for h in kept.hits] == [h.doc_id for h in zs.hits[:5]]
+    merged = ts.search("昨日の問題", collection="reports", now=NOW, fusion=z)
+    assert merged.plan.stage.expanded_queries  # hit_count × 10 still ranks first
+    for kind in {h.record.metadata["source_type"] for h in merged.hits}:  # source weights apart
+        counts = [
+            len(h.matched_queries) for h in merged.hits if h.record.metadata["source_type"] == kind
+        ]
+        assert counts == sorted(counts, reverse=True)
+    assert len(merged.hits[0].matched_queries) >= 2
 
 
 def test_staged_retry_keeps_filters_and_reaches_stage_2(tmp_path):
