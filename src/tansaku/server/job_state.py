@@ -15,14 +15,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from tansaku.appdb.jobs import STATUS_LABELS
+
 log = logging.getLogger("tansaku.server.jobs")
-STATUS_LABELS = {
-    "queued": "待機中",
-    "running": "実行中",
-    "done": "完了",
-    "failed": "失敗",
-    "cancelled": "取り消し",
-}
 
 
 def _now() -> str:
