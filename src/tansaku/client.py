@@ -34,6 +34,7 @@ from tansaku.store.base import Filter
 from tansaku.workspace import DEFAULT_TEAM, Workspace, validate_name
 
 if TYPE_CHECKING:  # ingesting imports the loaders; searching needs none of them
+    from tansaku.ingest.loaders.settings import IngestLimits
     from tansaku.ingest.pipeline import IngestReport, ProgressFn
 
 T = TypeVar("T")
@@ -199,6 +200,14 @@ class Tansaku:
         return list_infos(names, read, self.backend.exists)
 
     # -- ingest -------------------------------------------------------------------------
+    @property
+    def ingest_limits(self) -> IngestLimits:
+        """What one file may cost in this workspace: ``[ingest]`` of its ``tansaku.toml`` (read
+        at every ingest; see ``tansaku.ingest.limits``)."""
+        from tansaku.ingest.limits import workspace_limits
+
+        return workspace_limits(self.workspace.home)
+
     def _preview(self, collection: str, config: CollectionConfig | None) -> Collection:
         """The collection as a dry run sees it: nothing is created or written."""
         if self.has_collection(collection):
@@ -227,9 +236,10 @@ class Tansaku:
 
         validate_name(team, "チーム名")
         cfg = collection_config(collection, config)
+        limits = self.ingest_limits
         preview = self._preview(collection, cfg)
         records, failures = load_sources(  # missing paths are reported there
-            paths, preview, follow_symlinks=follow_symlinks, progress=progress
+            paths, preview, follow_symlinks=follow_symlinks, progress=progress, limits=limits
         )
         sync_roots = [Path(p) for p in paths if Path(p).exists()] if sync else None
         if dry_run:

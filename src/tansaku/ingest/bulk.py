@@ -38,6 +38,7 @@ from tansaku.config import CollectionConfig
 from tansaku.embed.cache import CachedEmbedder
 from tansaku.ingest.apply import ProgressFn
 from tansaku.ingest.bulk_run import BulkOptions, BulkRun
+from tansaku.ingest.loaders.settings import IngestLimits
 from tansaku.ingest.pipeline import collection_config
 from tansaku.ingest.progress import BulkProgress, Meter
 from tansaku.ingest.report import IngestReport
@@ -67,6 +68,11 @@ class IngestTarget(Protocol):
 
     def checkpoint(self, col: Collection) -> None:
         """Publish what the writer wrote so far and go on writing."""
+        ...
+
+    @property
+    def ingest_limits(self) -> IngestLimits:
+        """What one file may cost (the workspace's ``[ingest]``, ``tansaku.ingest.limits``)."""
         ...
 
 
@@ -160,6 +166,7 @@ def bulk_ingest(
     opts = options or BulkOptions()
     sources = walk(paths, follow_symlinks=follow_symlinks)
     reporter = _Reporter(progress, on_progress, len(sources.files), sources.total_bytes)
+    limits = ts.ingest_limits  # an invalid [ingest] of tansaku.toml fails before any work
 
     def batches(col: Collection) -> Iterator[LoadedBatch]:
         assert reporter.run is not None
@@ -170,6 +177,7 @@ def bulk_ingest(
             batch_records=opts.batch_records,
             stream_bytes=opts.stream_bytes,
             on_failure=sink.append,
+            limits=limits,
         )
 
     roots = [Path(p) for p in paths if Path(p).exists()] if sync else None

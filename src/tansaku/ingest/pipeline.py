@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tansaku.collection import Collection
 from tansaku.config import CollectionConfig, load_config
@@ -22,6 +23,9 @@ from tansaku.records import Record
 from tansaku.store.base import Filter, StoredInfo
 from tansaku.workspace import validate_name
 
+if TYPE_CHECKING:  # the loaders are imported when files are loaded
+    from tansaku.ingest.loaders.settings import IngestLimits
+
 DOC_CHUNK = 1_000  # documents per read of what is stored
 
 
@@ -31,8 +35,10 @@ def load_sources(
     *,
     follow_symlinks: bool = False,
     progress: ProgressFn | None = None,
+    limits: IngestLimits | None = None,
 ) -> tuple[list[Record], list[Failure]]:
-    """Run every loader over ``paths``; failures are collected, never raised."""
+    """Run every loader over ``paths`` under the workspace's ``limits``; failures are
+    collected, never raised."""
     from tansaku.ingest.loaders import load_file
     from tansaku.ingest.sources import iter_source_files
 
@@ -40,7 +46,7 @@ def load_sources(
     failures: list[Failure] = []
     sources = list(iter_source_files([Path(p) for p in paths], follow_symlinks=follow_symlinks))
     for i, src in enumerate(sources, 1):
-        result = load_file(src, collection.config)
+        result = load_file(src, collection.config, limits=limits)
         records.extend(result.records)
         failures.extend(Failure(e.path, e.reason) for e in result.errors)
         if progress is not None:

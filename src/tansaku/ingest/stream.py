@@ -18,6 +18,7 @@ from tansaku.config import CollectionConfig
 from tansaku.ingest.loaders import _limits, _os_reason, ingest_settings, load_file
 from tansaku.ingest.loaders.base import LoadFailure
 from tansaku.ingest.loaders.jsonstream import stream_jsonl
+from tansaku.ingest.loaders.settings import IngestLimits
 from tansaku.ingest.report import Failure
 from tansaku.ingest.sources import SourceFile, iter_source_files
 from tansaku.records import Record
@@ -88,9 +89,9 @@ class _Batcher:
 
 
 def _streamed(
-    source: SourceFile, config: CollectionConfig, lines: int
+    source: SourceFile, config: CollectionConfig, lines: int, base: IngestLimits | None
 ) -> Iterator[tuple[tuple[Record, ...], list[Failure], int]]:
-    settings = ingest_settings(config.ingest)
+    settings = ingest_settings(config.ingest, base)
     limits = _limits(settings, None, None)
     try:
         for part in stream_jsonl(source, config, settings, limits, lines_per_part=lines):
@@ -102,9 +103,9 @@ def _streamed(
 
 
 def _whole(
-    source: SourceFile, config: CollectionConfig
+    source: SourceFile, config: CollectionConfig, base: IngestLimits | None
 ) -> Iterator[tuple[tuple[Record, ...], list[Failure], int]]:
-    result = load_file(source, config)
+    result = load_file(source, config, limits=base)
     yield result.records, [Failure(e.path, e.reason) for e in result.errors], 0
 
 
@@ -115,8 +116,10 @@ def load_batches(
     batch_records: int = 256,
     stream_bytes: int = STREAM_BYTES,
     on_failure: FailureFn | None = None,
+    limits: IngestLimits | None = None,
 ) -> Iterator[LoadedBatch]:
-    """Load ``sources`` in order and yield their records in batches of whole documents.
+    """Load ``sources`` in order and yield their records in batches of whole documents, under
+    the workspace's ``limits``.
     Failures (a file, a line) go to ``on_failure`` as they are found; nothing raises for a
     bad file (only an invalid ``[ingest]`` table raises :class:`~tansaku.errors.ConfigError`)."""
     batcher = _Batcher(batch_records)
@@ -125,7 +128,11 @@ def load_batches(
         stream = (
             not source.refused and source.path.suffix.lower() == ".jsonl" and size > stream_bytes
         )
-        parts = _streamed(source, config, batch_records) if stream else _whole(source, config)
+        parts = (
+            _streamed(source, config, batch_records, limits)
+            if stream
+            else _whole(source, config, limits)
+        )
         for records, failures, offset in parts:
             for f in failures:
                 if on_failure is not None:

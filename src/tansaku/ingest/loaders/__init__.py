@@ -129,20 +129,23 @@ def load_file(
     source: SourceFile,
     config: CollectionConfig,
     *,
+    limits: IngestLimits | None = None,
     max_file_bytes: int | None = None,
     max_chunks_per_document: int | None = None,
 ) -> LoadResult:
     """Load one file into records under the collection's ``[ingest]`` settings.
 
-    ``max_file_bytes`` / ``max_chunks_per_document`` override ``[ingest] max_file_mb`` /
-    ``max_chunks_per_document`` (defaults 50 MB and 5,000). A file refused by
+    ``limits``: the workspace's (``tansaku.ingest.limits.workspace_limits``; default: the
+    built-in ones), under the collection's own ``[ingest] max_file_mb`` /
+    ``max_chunks_per_document``. ``max_file_bytes`` / ``max_chunks_per_document`` override
+    both for this call. A file refused by
     :func:`~tansaku.ingest.sources.iter_source_files`, or that is not a regular file, is
     reported without being opened; a larger file is reported without being read.
 
     Raises :class:`~tansaku.errors.ConfigError` only for an invalid ``[ingest]`` table, and
     ``ValueError`` for a cap that is not positive.
     """
-    settings: IngestSettings = ingest_settings(config.ingest)
+    settings: IngestSettings = ingest_settings(config.ingest, limits)
     limits = _limits(settings, max_file_bytes, max_chunks_per_document)
     if source.refused:
         return _failure(source, source.refused)

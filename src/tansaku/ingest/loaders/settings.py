@@ -8,6 +8,7 @@ Besides the per-format tables, two top-level keys cap what one file may cost
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -312,16 +313,24 @@ def _positive(raw: Mapping[str, Any], key: str, default: float, *, integer: bool
     return value
 
 
-def _limits(raw: Mapping[str, Any]) -> IngestLimits:
-    mb = _positive(raw, "max_file_mb", DEFAULT_MAX_FILE_MB, integer=False)
-    chunks = _positive(
-        raw, "max_chunks_per_document", DEFAULT_MAX_CHUNKS_PER_DOCUMENT, integer=True
-    )
-    return IngestLimits(max_file_bytes=max(1, int(mb * MB)), max_chunks_per_document=int(chunks))
+def _limits(raw: Mapping[str, Any], base: IngestLimits) -> IngestLimits:
+    """``base`` (the workspace's limits) with the collection's own caps where it sets them."""
+    changes: dict[str, int] = {}
+    if "max_file_mb" in raw:
+        mb = _positive(raw, "max_file_mb", DEFAULT_MAX_FILE_MB, integer=False)
+        changes["max_file_bytes"] = max(1, int(mb * MB))
+    if "max_chunks_per_document" in raw:
+        chunks = _positive(
+            raw, "max_chunks_per_document", DEFAULT_MAX_CHUNKS_PER_DOCUMENT, integer=True
+        )
+        changes["max_chunks_per_document"] = int(chunks)
+    return dataclasses.replace(base, **changes) if changes else base
 
 
-def ingest_settings(ingest: Mapping[str, Any]) -> IngestSettings:
-    """Parse a config's raw ``[ingest]`` table; raises :class:`ConfigError` on bad values."""
+def ingest_settings(ingest: Mapping[str, Any], base: IngestLimits | None = None) -> IngestSettings:
+    """Parse a config's raw ``[ingest]`` table; raises :class:`ConfigError` on bad values.
+    ``base``: the workspace's limits (``tansaku.ingest.limits``), which the collection's
+    ``max_file_mb`` / ``max_chunks_per_document`` override; default: the built-in ones."""
     if not isinstance(ingest, Mapping):
         raise ConfigError(f"[ingest] は表(テーブル)で指定してください(現在: {ingest!r})")
     _check_keys(ingest, _SECTIONS | _LIMIT_KEYS | _SWITCHES, "ingest")
@@ -333,7 +342,7 @@ def ingest_settings(ingest: Mapping[str, Any]) -> IngestSettings:
         _sections(_table(ingest, "docx", "ingest"), "ingest.docx") if "docx" in ingest else markdown
     )
     return IngestSettings(
-        limits=_limits(ingest),
+        limits=_limits(ingest, base or IngestLimits()),
         combined=combined,
         markdown=markdown,
         docx=docx,
