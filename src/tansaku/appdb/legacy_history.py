@@ -3,15 +3,14 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tansaku.appdb.conversations import title_of
-from tansaku.appdb.models import Conversation, Message, Setting, utcnow
+from tansaku.appdb.legacy import LegacyFile, parse_time
+from tansaku.appdb.models import Conversation, Message
 
 if TYPE_CHECKING:
     from tansaku.appdb.db import AppDB
@@ -21,41 +20,35 @@ def import_legacy_conversations(db: AppDB, path: Path) -> int:
     """Copy the conversations of an earlier raw-SQLite history (``<home>/appdb.sqlite``,
     tables ``conversations`` and ``conversation_turns``) once, keeping their ids (so an id a
     user kept still continues); returns how many conversations were copied now."""
-    if not path.is_file():
+    legacy = LegacyFile(db, path, "legacy_conversations")
+    if not legacy.pending():
         return 0
-    where = str(path.resolve())
-    marker = "legacy_conversations:" + hashlib.sha256(where.encode("utf-8")).hexdigest()[:32]
-    with db.read() as s:
-        if s.get(Setting, marker) is not None:
-            return 0
-    con = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, timeout=30)
-    try:
-        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
+
+    def query(con: sqlite3.Connection, tables: set[str]) -> tuple[list[Any], list[Any]]:
         if not {"conversations", "conversation_turns"} <= tables:
-            convs, turns = [], []
-        else:
-            convs = con.execute("SELECT id, team, created_at FROM conversations").fetchall()
-            turns = con.execute(
-                "SELECT conversation_id, created_at, role, text, citations "
-                "FROM conversation_turns ORDER BY id"
-            ).fetchall()
-    finally:
-        con.close()
+            return [], []
+        convs = con.execute("SELECT id, team, created_at FROM conversations").fetchall()
+        turns = con.execute(
+            "SELECT conversation_id, created_at, role, text, citations "
+            "FROM conversation_turns ORDER BY id"
+        ).fetchall()
+        return convs, turns
+
+    convs, turns = legacy.read(query)
     by_conv: dict[str, list[Any]] = {}
     for t in turns:
         by_conv.setdefault(str(t[0]), []).append(t)
     copied = 0
     with db.write() as s:
-        db.lock_in(s, marker)
-        if s.get(Setting, marker) is not None:  # another process imported meanwhile
+        if not legacy.claim(s):  # another process imported meanwhile
             return 0
         for cid, team, created in convs:
             if s.get(Conversation, str(cid)) is not None:
                 continue
             mine = by_conv.get(str(cid), [])
             first_user = next((str(t[3]) for t in mine if t[2] == "user"), "")
-            started = _parse_time(str(created))
-            last = _parse_time(str(mine[-1][1])) if mine else started
+            started = parse_time(str(created))
+            last = parse_time(str(mine[-1][1])) if mine else started
             conv = Conversation(
                 id=str(cid),
                 team=str(team),
@@ -78,17 +71,9 @@ def import_legacy_conversations(db: AppDB, path: Path) -> int:
                         role=str(role),
                         content=str(text),
                         data={"citations": citations},
-                        created_at=_parse_time(str(at)),
+                        created_at=parse_time(str(at)),
                     )
                 )
             copied += 1
-        s.add(Setting(key=marker, value=json.dumps({"path": where, "conversations": copied})))
+        legacy.mark(s, conversations=copied)
     return copied
-
-
-def _parse_time(raw: str) -> datetime:
-    try:
-        t = datetime.fromisoformat(raw)
-    except ValueError:
-        return utcnow()
-    return t if t.tzinfo else t.replace(tzinfo=UTC)

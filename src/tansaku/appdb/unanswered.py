@@ -6,21 +6,21 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import sqlite3
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
 from tansaku.appdb.errors import NotFound
-from tansaku.appdb.models import Setting, UnansweredQuestion, utcnow
+from tansaku.appdb.legacy import LegacyFile, parse_time
+from tansaku.appdb.models import UnansweredQuestion, utcnow
 
 if TYPE_CHECKING:
     from sqlalchemy import Select
+    from sqlalchemy.orm import Session
 
     from tansaku.appdb.db import AppDB
 
@@ -73,14 +73,6 @@ def _record(row: UnansweredQuestion) -> UnansweredRecord:
         resolved_at=row.resolved_at,
         resolution=row.resolution,
     )
-
-
-def _parse_time(raw: str) -> datetime:
-    try:
-        t = datetime.fromisoformat(raw)
-    except ValueError:
-        return utcnow()
-    return t if t.tzinfo else t.replace(tzinfo=UTC)
 
 
 class UnansweredRepo:
@@ -173,29 +165,28 @@ class UnansweredRepo:
         with self.db.read() as s:
             return int(s.scalar(stmt) or 0)
 
+    @staticmethod
+    def _row(s: Session, team: str, question_id: int) -> UnansweredQuestion:
+        """The team's question ``question_id`` (``NotFound`` for another team's)."""
+        row = s.scalars(
+            select(UnansweredQuestion).where(
+                UnansweredQuestion.team == team, UnansweredQuestion.id == question_id
+            )
+        ).first()
+        if row is None:
+            raise NotFound("未回答の質問", str(question_id))
+        return row
+
     def get(self, team: str, question_id: int) -> UnansweredRecord:
         with self.db.read() as s:
-            row = s.scalars(
-                select(UnansweredQuestion).where(
-                    UnansweredQuestion.team == team, UnansweredQuestion.id == question_id
-                )
-            ).first()
-            if row is None:
-                raise NotFound("未回答の質問", str(question_id))
-            return _record(row)
+            return _record(self._row(s, team, question_id))
 
     def resolve(self, team: str, question_id: int, resolution: str = "") -> UnansweredRecord:
         """Mark the question resolved with a note (what was added, where); resolving again
         keeps the first time and updates the note."""
         note = (resolution or "").strip()[:MAX_RESOLUTION_CHARS]
         with self.db.write() as s:
-            row = s.scalars(
-                select(UnansweredQuestion).where(
-                    UnansweredQuestion.team == team, UnansweredQuestion.id == question_id
-                )
-            ).first()
-            if row is None:
-                raise NotFound("未回答の質問", str(question_id))
+            row = self._row(s, team, question_id)
             if row.resolved_at is None:
                 row.resolved_at = utcnow()
             row.resolution = note
@@ -205,17 +196,11 @@ class UnansweredRepo:
     def import_legacy(self, path: Path) -> int:
         """Copy the rows of an earlier raw-SQLite unanswered log once; returns how many rows
         were copied now (0 when the file is missing or was imported before)."""
-        if not path.is_file():
+        legacy = LegacyFile(self.db, path, "legacy_unanswered")
+        if not legacy.pending():
             return 0
-        where = str(path.resolve())
-        marker = "legacy_unanswered:" + hashlib.sha256(where.encode("utf-8")).hexdigest()[:32]
-        with self.db.read() as s:
-            if s.get(Setting, marker) is not None:
-                return 0
-        con = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, timeout=30)
-        try:
-            tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
-            rows = (
+        rows = legacy.read(
+            lambda con, tables: (
                 con.execute(
                     "SELECT asked_at, team, collection, question, reason, tools "
                     "FROM unanswered ORDER BY id"
@@ -223,11 +208,9 @@ class UnansweredRepo:
                 if "unanswered" in tables
                 else []
             )
-        finally:
-            con.close()
+        )
         with self.db.write() as s:
-            self.db.lock_in(s, marker)
-            if s.get(Setting, marker) is not None:  # another process imported meanwhile
+            if not legacy.claim(s):  # another process imported meanwhile
                 return 0
             for asked_at, team, collection, question, reason, tools in rows:
                 try:
@@ -236,7 +219,7 @@ class UnansweredRepo:
                     tool_list = []
                 s.add(
                     UnansweredQuestion(
-                        asked_at=_parse_time(str(asked_at)),
+                        asked_at=parse_time(str(asked_at)),
                         team=str(team),
                         collection=str(collection),
                         question=str(question),
@@ -244,5 +227,5 @@ class UnansweredRepo:
                         tools=tool_list,
                     )
                 )
-            s.add(Setting(key=marker, value=json.dumps({"path": where, "rows": len(rows)})))
+            legacy.mark(s, rows=len(rows))
         return len(rows)
