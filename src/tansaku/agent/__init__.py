@@ -122,9 +122,9 @@ def ask(
     starts. ``store`` is the one store the caller may see in statistics; a question naming
     exactly one store narrows an unrestricted caller to it; ``user`` (who asks) and the store
     are named to the model with the date and weekday (design 000's context). Events reach
-    ``on_event`` as they happen. ``collections``: the names of the collections in scope (or role → name); a blank,
-    over-long or control-character question raises :class:`~tansaku.errors.InvalidRequest`
-    before anything is searched or logged."""
+    ``on_event`` as they happen. ``collections``: the names of the collections in scope (or
+    role → name); a blank, over-long or control-character question raises
+    :class:`~tansaku.errors.InvalidRequest` before anything is searched or logged."""
     check_question(question)
     convs = conversations(client)
     turns = convs.history(conversation_id, team, HISTORY_TURNS * 2) if conversation_id else []
