@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
 from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -185,6 +187,50 @@ def session(home: Path | None) -> Iterator[tuple[Any, Any]]:
             tables.close()
 
 
+@dataclass(frozen=True)
+class Asking:
+    """What ``ask`` and ``chat`` pass the agent with every question: the team, the collections
+    in scope, the clock (``--now``), whether to answer offline (``--no-llm``) and whether to
+    print its events as they happen (``--show-thoughts``)."""
+
+    team: str
+    collections: list[str] | dict[str, str] | None
+    now: datetime | None
+    offline: bool
+    show_thoughts: bool
+
+    @classmethod
+    def from_options(
+        cls,
+        *,
+        team: str,
+        collection: list[str] | None,
+        now: str | None,
+        no_llm: bool,
+        show_thoughts: bool,
+    ) -> Asking:
+        """The options checked (a bad one ends the command before anything is opened)."""
+        clock = parse_now(now)
+        return cls(team, collections_of(collection), clock, no_llm, show_thoughts)
+
+    def answer(self, ts: Any, tables: Any, question: str, conversation_id: str | None) -> Answer:
+        """The agent's answer to ``question`` (in conversation ``conversation_id``, or a new
+        one) over the workspace ``ts`` and its ``tables``."""
+        from tansaku.agent import ask as run
+
+        return run(
+            ts,
+            question,
+            team=self.team,
+            collections=self.collections,
+            now=self.now,
+            tables=team_tables(tables, self.team),
+            conversation_id=conversation_id,
+            offline=self.offline,
+            on_event=print_event if self.show_thoughts else warn_errors,
+        )
+
+
 def ask(
     question: Annotated[str, typer.Argument(help="質問(日本語)")],
     collection: CollectionOpt = None,
@@ -199,28 +245,18 @@ def ask(
     home: HomeOpt = None,
 ) -> None:
     """質問に出典つきで答える(言語モデルがあればエージェント、なければ記録からの抜き出し)。"""
-    from tansaku.agent import ask as run
     from tansaku.agent import check_question
 
     try:
         check_question(question)
     except TansakuError as exc:
         raise library_error(exc) from None
-    clock = parse_now(now)
-    roles = collections_of(collection)
+    asking = Asking.from_options(
+        team=team, collection=collection, now=now, no_llm=no_llm, show_thoughts=show_thoughts
+    )
     try:
         with session(home) as (ts, tables):
-            answer = run(
-                ts,
-                question,
-                team=team,
-                collections=roles,
-                now=clock,
-                tables=team_tables(tables, team),
-                conversation_id=conversation,
-                offline=no_llm,
-                on_event=print_event if show_thoughts else warn_errors,
-            )
+            answer = asking.answer(ts, tables, question, conversation)
     except TansakuError as exc:
         raise library_error(exc) from None
     if as_json:

@@ -12,18 +12,8 @@ from typing import Annotated
 import typer
 
 from tansaku.cli import render
-from tansaku.cli.ask import (
-    CollectionOpt,
-    NoLlmOpt,
-    ThoughtsOpt,
-    collections_of,
-    print_answer,
-    print_event,
-    session,
-    team_tables,
-    warn_errors,
-)
-from tansaku.cli.common import HomeOpt, NowOpt, TeamOpt, err, library_error, parse_now
+from tansaku.cli.ask import Asking, CollectionOpt, NoLlmOpt, ThoughtsOpt, print_answer, session
+from tansaku.cli.common import HomeOpt, NowOpt, TeamOpt, err, library_error
 from tansaku.errors import TansakuError
 from tansaku.workspace import DEFAULT_TEAM
 
@@ -56,10 +46,11 @@ def chat(
     home: HomeOpt = None,
 ) -> None:
     """対話しながら質問する(会話の流れを覚えて答える)。"""
-    from tansaku.agent import ask, conversations
+    from tansaku.agent import conversations
 
-    clock = parse_now(now)
-    roles = collections_of(collection)
+    asking = Asking.from_options(
+        team=team, collection=collection, now=now, no_llm=no_llm, show_thoughts=show_thoughts
+    )
     interactive = sys.stdin.isatty()
     cid = conversation
     try:
@@ -84,17 +75,7 @@ def chat(
                     )
                     continue
                 try:
-                    answer = ask(
-                        ts,
-                        question,
-                        team=team,
-                        collections=roles,
-                        now=clock,
-                        tables=team_tables(tables, team),
-                        conversation_id=cid,
-                        offline=no_llm,
-                        on_event=print_event if show_thoughts else warn_errors,
-                    )
+                    answer = asking.answer(ts, tables, question, cid)
                 except TansakuError as exc:
                     err.print(f"[red]エラー:[/] {render.safe(exc)}", highlight=False)
                     continue
