@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
@@ -12,15 +11,18 @@ from tansaku.cli import render
 from tansaku.cli.common import (
     HomeOpt,
     JsonOpt,
+    confirm_delete,
     connect,
     emit_json,
-    err,
     fail,
     library_error,
     out,
+    print_team_counts,
+    warn,
 )
 from tansaku.errors import TansakuError
 
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="確認なしで削除する")]
 group = typer.Typer(
     help="コレクションの一覧・削除・統合・チームのリセット",
     invoke_without_command=True,
@@ -56,18 +58,14 @@ def delete(
     team: Annotated[
         str | None, typer.Option("--team", "-t", help="このチームのデータだけを削除する")
     ] = None,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="確認なしで削除する")] = False,
+    yes: YesOpt = False,
     home: HomeOpt = None,
 ) -> None:
     """コレクション(または --team のチームのデータ)を削除する。元に戻せません。"""
     what = (
         f"コレクション「{name}」のチーム「{team}」のデータ" if team else f"コレクション「{name}」"
     )
-    if not yes:
-        if not sys.stdin.isatty():
-            raise fail(f"{what}を削除するには --yes を付けてください", 2)
-        if not typer.confirm(f"{what}を削除します。元に戻せません。よろしいですか?"):
-            raise typer.Exit(1)
+    confirm_delete(what, yes)
     try:
         with connect(home, create=False) as ts:
             ts.delete_collection(name, team=team)
@@ -79,7 +77,7 @@ def delete(
 @group.command("reset")
 def reset(
     team: Annotated[str, typer.Option("--team", "-t", help="記録をすべて削除するチーム")],
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="確認なしで削除する")] = False,
+    yes: YesOpt = False,
     keep_empty: Annotated[
         bool,
         typer.Option("--keep-empty", help="記録がなくなったコレクションも残す(既定: 削除)"),
@@ -92,11 +90,7 @@ def reset(
     from tansaku.transfer.reset import reset_team
 
     what = f"チーム「{team}」の記録(すべてのコレクション)"
-    if not yes:
-        if not sys.stdin.isatty():
-            raise fail(f"{what}を削除するには --yes を付けてください", 2)
-        if not typer.confirm(f"{what}を削除します。元に戻せません。よろしいですか?"):
-            raise typer.Exit(1)
+    confirm_delete(what, yes)
     try:
         with connect(home, create=False) as ts:
             report = reset_team(ts, team, drop_empty=not keep_empty)
@@ -146,8 +140,7 @@ def merge(
             report = merge_collections(ts, sources, into, team=team, conflict=on_conflict)
     except TansakuError as exc:
         raise library_error(exc) from None
-    for w in report.warnings:
-        err.print(f"[yellow]注意:[/] {escape(w)}", soft_wrap=True, highlight=False)
+    warn(report.warnings)
     if as_json:
         emit_json(report.to_dict())
         return
@@ -161,8 +154,7 @@ def merge(
         soft_wrap=True,
         highlight=False,
     )
-    for t, n in report.teams.items():
-        out.print(f"  {escape(t)}: {n:,} 件", highlight=False)
+    print_team_counts(report.teams)
 
 
 def doctor(

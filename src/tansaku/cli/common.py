@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -62,6 +64,38 @@ def emit_json(obj: Any) -> None:
     """``obj`` as indented JSON on stdout (non-ASCII kept, terminal controls made visible)."""
     text = json.dumps(obj, ensure_ascii=False, indent=2, default=str)
     sys.stdout.write(render.json_safe(text) + "\n")
+
+
+def warn(messages: Iterable[str]) -> None:
+    """Each message as a warning line on stderr."""
+    for message in messages:
+        err.print(f"[yellow]注意:[/] {escape(message)}", soft_wrap=True, highlight=False)
+
+
+def print_team_counts(teams: Mapping[str, int]) -> None:
+    """One indented line per team: its name and how many records."""
+    for team, n in teams.items():
+        out.print(f"  {escape(team)}: {n:,} 件", highlight=False)
+
+
+def confirm(question: str, refused: str, yes: bool) -> None:
+    """Go on when ``yes``; else ask ``question`` on a terminal (no: exit 1), and with no
+    terminal to ask, end with ``refused`` (exit 2)."""
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise fail(refused, EXIT_REJECTED)
+    if not typer.confirm(question):
+        raise typer.Exit(EXIT_ERROR)
+
+
+def confirm_delete(what: str, yes: bool) -> None:
+    """:func:`confirm` that ``what`` may be deleted for good."""
+    confirm(
+        f"{what}を削除します。元に戻せません。よろしいですか?",
+        f"{what}を削除するには --yes を付けてください",
+        yes,
+    )
 
 
 def connect(home: Path | None, *, create: bool = True) -> Tansaku:

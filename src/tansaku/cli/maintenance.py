@@ -4,7 +4,6 @@ reembed`` (the embedding model). Thin adapters over ``tansaku.backends.embedded.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, TypeVar
@@ -13,13 +12,12 @@ import typer
 
 from tansaku.cli.common import (
     EXIT_ERROR,
-    EXIT_REJECTED,
     HomeOpt,
     JsonOpt,
+    confirm,
     connect,
     emit_json,
     err,
-    fail,
     library_error,
     out,
     progress_bar,
@@ -171,10 +169,7 @@ def _confirm(what: str, yes: bool) -> None:
     if yes:
         err.print(what, highlight=False, markup=False, soft_wrap=True)
         return
-    if not sys.stdin.isatty():
-        raise fail(f"{what}。実行するには --yes を付けてください", EXIT_REJECTED)
-    if not typer.confirm(f"{what}。よろしいですか?"):
-        raise typer.Exit(EXIT_ERROR)
+    confirm(f"{what}。よろしいですか?", f"{what}。実行するには --yes を付けてください", yes)
 
 
 def _with_progress(job: Callable[[ProgressFn], T]) -> T:

@@ -22,7 +22,7 @@ import typer
 from tansaku.cli.common import EXIT_ERROR, EXIT_REJECTED, HomeOpt, JsonOpt, emit_json, err, fail
 from tansaku.errors import ConfigError, LoadError, TansakuError
 from tansaku.tables.engine import probe_table
-from tansaku.tables.infer import infer_table, inferred_toml
+from tansaku.tables.infer import InferredTable, infer_table, inferred_toml
 from tansaku.tables.register import NameTaken, add_table
 from tansaku.tables.registry import SqlToolConfig, TablesConfig, load_tables_config
 from tansaku.tables.reload import ReloadReport, TableReload, kept_message, request_reload
@@ -78,6 +78,14 @@ def reload_tables(
         raise fail("\n".join(f"{r.name}: {r.error}" for r in report.failed), EXIT_ERROR)
 
 
+def _infer(file: Path, name: str | None) -> InferredTable:
+    """The table ``file`` holds, inferred (a file that cannot be read: exit 2)."""
+    try:
+        return infer_table(file, name=name)
+    except (LoadError, ConfigError) as e:
+        raise fail(str(e), EXIT_REJECTED) from None
+
+
 def infer(
     file: FileArg,
     name: Annotated[
@@ -87,10 +95,7 @@ def infer(
 ) -> None:
     """CSV / Parquet から tables.toml の項目(列名・型・説明の仮の文・例)を推定して表示する。"""
     ws = Workspace.from_env(home)
-    try:
-        inferred = infer_table(file, name=name)
-    except (LoadError, ConfigError) as e:
-        raise fail(str(e), EXIT_REJECTED) from None
+    inferred = _infer(file, name)
     sys.stdout.write(inferred_toml(inferred, ws.home))
 
 
@@ -108,10 +113,7 @@ def add(
 ) -> None:
     """CSV / Parquet を推定した設定でテーブルとして登録する(同じ名前は上書きしない)。"""
     ws = Workspace.from_env(home)
-    try:
-        inferred = infer_table(file, name=name)
-    except (LoadError, ConfigError) as e:
-        raise fail(str(e), EXIT_REJECTED) from None
+    inferred = _infer(file, name)
     spec = inferred.spec
     purpose = f"{spec.name} の表をSQLクエリで検索します。"
     tool_config = SqlToolConfig(name=tool, purpose=purpose, tables=(spec.name,)) if tool else None

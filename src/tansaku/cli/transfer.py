@@ -20,7 +20,9 @@ from tansaku.cli.common import (
     err,
     library_error,
     out,
+    print_team_counts,
     progress_bar,
+    warn,
 )
 from tansaku.errors import TansakuError
 
@@ -67,11 +69,6 @@ def _size(n: int) -> str:
     return f"{n / 1_000_000:,.1f} MB" if n >= 100_000 else f"{n:,} バイト"
 
 
-def _warn(warnings: list[str]) -> None:
-    for w in warnings:
-        err.print(f"[yellow]注意:[/] {escape(w)}", soft_wrap=True, highlight=False)
-
-
 def export(
     collection: Annotated[str, typer.Argument(help="書き出すコレクション名")],
     output: Annotated[
@@ -95,7 +92,7 @@ def export(
             report = export_collection(ts, collection, output, overwrite=force, progress=progress)
     except TansakuError as exc:
         raise library_error(exc) from None
-    _warn(report.warnings)
+    warn(report.warnings)
     if as_json:
         emit_json(report.to_dict())
         return
@@ -105,8 +102,7 @@ def export(
         soft_wrap=True,
         highlight=False,
     )
-    for team, n in report.teams.items():
-        out.print(f"  {escape(team)}: {n:,} 件", highlight=False)
+    print_team_counts(report.teams)
 
 
 def import_(
@@ -128,7 +124,7 @@ def import_(
             report = import_collection(ts, file, name=name, replace=replace, progress=progress)
     except TansakuError as exc:
         raise library_error(exc) from None
-    _warn(report.warnings)
+    warn(report.warnings)
     if as_json:
         emit_json(report.to_dict())
         return
@@ -139,8 +135,7 @@ def import_(
         soft_wrap=True,
         highlight=False,
     )
-    for team, n in report.teams.items():
-        out.print(f"  {escape(team)}: {n:,} 件", highlight=False)
+    print_team_counts(report.teams)
 
 
 def register(app: typer.Typer) -> None:
