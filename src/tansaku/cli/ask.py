@@ -45,6 +45,10 @@ CollectionOpt = Annotated[
         "役割=名前 で役割つき(例: manuals=manuals_v2)",
     ),
 ]
+ConversationOpt = Annotated[
+    str | None,
+    typer.Option("--conversation", help="続ける会話の ID(ask の回答のあと・chat の終了時に表示)"),
+]
 ThoughtsOpt = Annotated[
     bool, typer.Option("--show-thoughts", help="考え・ツールの呼び出し・推敲を起きた順に表示する")
 ]
@@ -234,9 +238,7 @@ class Asking:
 def ask(
     question: Annotated[str, typer.Argument(help="質問(日本語)")],
     collection: CollectionOpt = None,
-    conversation: Annotated[
-        str | None, typer.Option("--conversation", help="続ける会話の ID(前の回答に表示)")
-    ] = None,
+    conversation: ConversationOpt = None,
     no_llm: NoLlmOpt = False,
     show_thoughts: ThoughtsOpt = False,
     now: NowOpt = None,

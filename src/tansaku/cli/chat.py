@@ -7,12 +7,19 @@ question prints its error and the session goes on.
 from __future__ import annotations
 
 import sys
-from typing import Annotated
 
 import typer
 
 from tansaku.cli import render
-from tansaku.cli.ask import Asking, CollectionOpt, NoLlmOpt, ThoughtsOpt, print_answer, session
+from tansaku.cli.ask import (
+    Asking,
+    CollectionOpt,
+    ConversationOpt,
+    NoLlmOpt,
+    ThoughtsOpt,
+    print_answer,
+    session,
+)
 from tansaku.cli.common import HomeOpt, NowOpt, TeamOpt, err, library_error
 from tansaku.errors import TansakuError
 from tansaku.workspace import DEFAULT_TEAM
@@ -36,9 +43,7 @@ def _read(interactive: bool) -> str | None:
 
 def chat(
     collection: CollectionOpt = None,
-    conversation: Annotated[
-        str | None, typer.Option("--conversation", help="続ける会話の ID")
-    ] = None,
+    conversation: ConversationOpt = None,
     no_llm: NoLlmOpt = False,
     show_thoughts: ThoughtsOpt = False,
     now: NowOpt = None,

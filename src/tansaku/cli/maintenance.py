@@ -25,6 +25,8 @@ from tansaku.cli.common import (
 from tansaku.errors import TansakuError, WorkspaceNotFound
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from tansaku.maintenance.reembed import ProgressFn
 
 T = TypeVar("T")
@@ -63,22 +65,12 @@ def migrate(
                 emit_json({"pending": [m.to_dict() for m in todo], "layout": LAYOUT})
             elif todo:
                 for m in todo:
-                    out.print(
-                        f"要移行: {m.collection}({_layout(m.layout)})",
-                        highlight=False,
-                        markup=False,
-                        soft_wrap=True,
-                    )
+                    _say(out, f"要移行: {m.collection}({_layout(m.layout)})")
             else:
                 out.print("移行が必要なコレクションはありません")
             raise typer.Exit(EXIT_ERROR if todo else 0)
         for m in todo:
-            err.print(
-                f"移行中: {m.collection}({_layout(m.layout)})",
-                highlight=False,
-                markup=False,
-                soft_wrap=True,
-            )
+            _say(err, f"移行中: {m.collection}({_layout(m.layout)})")
         done = migrate_workspace(ws)
     except TansakuError as exc:
         raise library_error(exc) from None
@@ -88,12 +80,10 @@ def migrate(
     if not done:
         out.print("移行が必要なコレクションはありません")
     for m in done:
-        out.print(
+        _say(
+            out,
             f"移行しました: {m.collection}({_layout(m.layout)} → 形式{LAYOUT}、"
             f"{m.records:,} 件、世代 {m.generation})",
-            highlight=False,
-            markup=False,
-            soft_wrap=True,
         )
 
 
@@ -148,26 +138,29 @@ def reembed(
     if as_json:
         emit_json(report.to_dict())
         return
-    out.print(
+    _say(
+        out,
         f"埋め込み直しました: 「{collection}」{report.written:,} 件をモデル"
         f"「{plan.new_model}」({plan.new_dim}次元)で(モデルに送ったテキスト "
         f"{report.embedded:,} 件、残りはキャッシュから)",
-        highlight=False,
-        markup=False,
-        soft_wrap=True,
     )
+
+
+def _say(console: Console, text: str) -> None:
+    """``text`` as it is (collection and model names may hold brackets: no markup), wrapped."""
+    console.print(text, highlight=False, markup=False, soft_wrap=True)
 
 
 def _nothing(as_json: bool, plan: dict[str, object], message: str) -> None:
     if as_json:
         emit_json(plan | {"changed": False})
     else:
-        out.print(f"{message}。何もしませんでした", highlight=False, markup=False, soft_wrap=True)
+        _say(out, f"{message}。何もしませんでした")
 
 
 def _confirm(what: str, yes: bool) -> None:
     if yes:
-        err.print(what, highlight=False, markup=False, soft_wrap=True)
+        _say(err, what)
         return
     confirm(f"{what}。よろしいですか?", f"{what}。実行するには --yes を付けてください", yes)
 
@@ -190,12 +183,7 @@ def _with_progress(job: Callable[[ProgressFn], T]) -> T:
     def line(done: int, total: int) -> None:
         step = max(total // 10, 1)
         if done == total or done // step != last[0] // step:
-            err.print(
-                f"埋め込み直し: {done:,}/{total:,} 件",
-                highlight=False,
-                markup=False,
-                soft_wrap=True,
-            )
+            _say(err, f"埋め込み直し: {done:,}/{total:,} 件")
         last[0] = done
 
     return job(line)
