@@ -15,7 +15,7 @@ from tansaku.cli.common import (
     connect,
     emit_json,
     fail,
-    library_error,
+    library_errors,
     out,
     print_team_counts,
     warn,
@@ -91,11 +91,8 @@ def reset(
 
     what = f"チーム「{team}」の記録(すべてのコレクション)"
     confirm_delete(what, yes)
-    try:
-        with connect(home, create=False) as ts:
-            report = reset_team(ts, team, drop_empty=not keep_empty)
-    except TansakuError as exc:
-        raise library_error(exc) from None
+    with library_errors(), connect(home, create=False) as ts:
+        report = reset_team(ts, team, drop_empty=not keep_empty)
     if as_json:
         emit_json(report.to_dict())
         return
@@ -135,11 +132,8 @@ def merge(
     統合元はそのまま残ります。"""
     from tansaku.transfer.merge import merge_collections
 
-    try:
-        with connect(home, create=False) as ts:
-            report = merge_collections(ts, sources, into, team=team, conflict=on_conflict)
-    except TansakuError as exc:
-        raise library_error(exc) from None
+    with library_errors(), connect(home, create=False) as ts:
+        report = merge_collections(ts, sources, into, team=team, conflict=on_conflict)
     warn(report.warnings)
     if as_json:
         emit_json(report.to_dict())

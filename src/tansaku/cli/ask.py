@@ -27,6 +27,7 @@ from tansaku.cli.common import (
     err,
     fail,
     library_error,
+    library_errors,
     out,
     parse_now,
 )
@@ -256,11 +257,8 @@ def ask(
     asking = Asking.from_options(
         team=team, collection=collection, now=now, no_llm=no_llm, show_thoughts=show_thoughts
     )
-    try:
-        with session(home) as (ts, tables):
-            answer = asking.answer(ts, tables, question, conversation)
-    except TansakuError as exc:
-        raise library_error(exc) from None
+    with library_errors(), session(home) as (ts, tables):
+        answer = asking.answer(ts, tables, question, conversation)
     if as_json:
         emit_json(answer.to_dict())
         return
@@ -278,11 +276,8 @@ def unanswered(
     """答えられなかった質問の一覧(新しい順)。"""
     from tansaku.agent import unanswered_log
 
-    try:
-        with connect(home, create=False) as ts:
-            items = unanswered_log(ts).list(team=team)
-    except TansakuError as exc:
-        raise library_error(exc) from None
+    with library_errors(), connect(home, create=False) as ts:
+        items = unanswered_log(ts).list(team=team)
     if as_json:
         emit_json({"unanswered": [u.to_dict() for u in items]})
         return

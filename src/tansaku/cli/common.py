@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -58,6 +59,15 @@ def fail(message: str, code: int = EXIT_ERROR) -> typer.Exit:
 def library_error(exc: TansakuError) -> typer.Exit:
     """A library error as a message and an exit code: 2 for an invalid request, else 1."""
     return fail(str(exc), EXIT_REJECTED if isinstance(exc, InvalidRequest) else EXIT_ERROR)
+
+
+@contextmanager
+def library_errors() -> Iterator[None]:
+    """A library error raised inside ends the command (:func:`library_error`)."""
+    try:
+        yield
+    except TansakuError as exc:
+        raise library_error(exc) from None
 
 
 def emit_json(obj: Any) -> None:

@@ -25,11 +25,10 @@ from tansaku.cli.common import (
     TeamOpt,
     emit_json,
     fail,
-    library_error,
+    library_errors,
     out,
 )
 from tansaku.cli.keys import open_db
-from tansaku.errors import TansakuError
 from tansaku.workspace import DEFAULT_TEAM
 
 if TYPE_CHECKING:
@@ -162,17 +161,14 @@ def export(
     if as_csv and as_json:
         raise fail("--csv と --json はどちらか一方を指定してください", EXIT_REJECTED)
     start, end = period(date_from, date_to)
-    try:
-        with open_db(home, create=False) as db:
-            rows = db.feedback.find(team, start=start, end=end)
-            if as_csv:
-                writer = csv.writer(sys.stdout, lineterminator="\n")
-                writer.writerow(CSV_COLUMNS)
-                writer.writerows(csv_row(fb) for fb in rows)
-                return
-            stats = db.feedback.feedback_stats(team, start, end)
-    except TansakuError as exc:
-        raise library_error(exc) from None
+    with library_errors(), open_db(home, create=False) as db:
+        rows = db.feedback.find(team, start=start, end=end)
+        if as_csv:
+            writer = csv.writer(sys.stdout, lineterminator="\n")
+            writer.writerow(CSV_COLUMNS)
+            writer.writerows(csv_row(fb) for fb in rows)
+            return
+        stats = db.feedback.feedback_stats(team, start, end)
     if as_json:
         items = []
         for fb in rows:
@@ -210,11 +206,8 @@ def judgements_command(
     start = end = None
     if date_from or date_to:
         start, end = period(date_from, date_to)
-    try:
-        with open_db(home, create=False) as db:
-            rows = db.feedback.find(team, start=start, end=end)
-    except TansakuError as exc:
-        raise library_error(exc) from None
+    with library_errors(), open_db(home, create=False) as db:
+        rows = db.feedback.find(team, start=start, end=end)
     items = judgements(rows, collection)
     names = sorted({j.collection for j in items})
     if not items:

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from tansaku.cli import render
-from tansaku.cli.common import HomeOpt, JsonOpt, emit_json, err, fail, library_error, out
-from tansaku.errors import TansakuError, WorkspaceNotFound
+from tansaku.cli.common import HomeOpt, JsonOpt, emit_json, err, fail, library_errors, out
+from tansaku.errors import WorkspaceNotFound
 
 if TYPE_CHECKING:
     from tansaku.appdb import AppDB
@@ -51,11 +51,8 @@ def create(
     home: HomeOpt = None,
 ) -> None:
     """API キーを作成する(キーはこの一度だけ表示されます)。"""
-    try:
-        with open_db(home, create=True) as db:
-            key, record = db.keys.create_key(team, name)
-    except TansakuError as exc:
-        raise library_error(exc) from None
+    with library_errors(), open_db(home, create=True) as db:
+        key, record = db.keys.create_key(team, name)
     if as_json:
         emit_json({"key": key, **record.to_dict()})
         return
@@ -77,11 +74,8 @@ def list_keys(
     home: HomeOpt = None,
 ) -> None:
     """API キーの一覧(キーそのものは保存されていないため表示名だけ)。"""
-    try:
-        with open_db(home, create=False) as db:
-            records = db.keys.list_keys(team)
-    except TansakuError as exc:
-        raise library_error(exc) from None
+    with library_errors(), open_db(home, create=False) as db:
+        records = db.keys.list_keys(team)
     if as_json:
         emit_json({"keys": [r.to_dict() for r in records]})
         return
@@ -107,11 +101,8 @@ def revoke(
     home: HomeOpt = None,
 ) -> None:
     """API キーを無効にする(以後そのキーの要求は 401 になります)。"""
-    try:
-        with open_db(home, create=False) as db:
-            record = db.keys.revoke(prefix)
-    except TansakuError as exc:
-        raise library_error(exc) from None
+    with library_errors(), open_db(home, create=False) as db:
+        record = db.keys.revoke(prefix)
     if as_json:
         emit_json(record.to_dict())
         return
@@ -134,14 +125,11 @@ def keyless(
     キーを無効にしても on には戻りません)。"""
     if state is not None and state not in ("on", "off"):
         raise fail(f"on か off を指定してください(指定: {state})", 2)
-    try:
-        with open_db(home, create=state is not None) as db:
-            if state is not None:
-                db.keys.set_keyless(state == "on")
-            on = db.keys.keyless()
-            active = len(db.keys.list_keys(include_revoked=False))
-    except TansakuError as exc:
-        raise library_error(exc) from None
+    with library_errors(), open_db(home, create=state is not None) as db:
+        if state is not None:
+            db.keys.set_keyless(state == "on")
+        on = db.keys.keyless()
+        active = len(db.keys.list_keys(include_revoked=False))
     if as_json:
         emit_json({"keyless": on, "active_keys": active})
         return

@@ -19,6 +19,7 @@ from tansaku.cli.common import (
     emit_json,
     err,
     library_error,
+    library_errors,
     out,
     progress_bar,
 )
@@ -113,28 +114,25 @@ def reembed(
     from tansaku.maintenance.reembed import reembed as run
 
     del embedder_from_config  # the configuration is the only source of the model for now
-    try:
-        with connect(home, create=False) as ts:
-            plan = plan_reembed(ts, collection)
-            if not plan.has_dense:
-                _nothing(as_json, plan.to_dict(), f"「{collection}」には dense 軸がありません")
-                return
-            if not plan.needed and not force:
-                _nothing(
-                    as_json,
-                    plan.to_dict(),
-                    f"「{collection}」はすでにモデル「{plan.new_model}」で埋め込まれています",
-                )
-                return
-            old = f"「{plan.old_model}」({plan.old_dim}次元)" if plan.old_model else "(記録なし)"
-            what = (
-                f"コレクション「{collection}」の {plan.records:,} 件をモデル{old}から"
-                f"「{plan.new_model}」({plan.new_dim}次元)に埋め込み直します"
+    with library_errors(), connect(home, create=False) as ts:
+        plan = plan_reembed(ts, collection)
+        if not plan.has_dense:
+            _nothing(as_json, plan.to_dict(), f"「{collection}」には dense 軸がありません")
+            return
+        if not plan.needed and not force:
+            _nothing(
+                as_json,
+                plan.to_dict(),
+                f"「{collection}」はすでにモデル「{plan.new_model}」で埋め込まれています",
             )
-            _confirm(what, yes)
-            report = _with_progress(lambda p: run(ts, collection, force=force, progress=p))
-    except TansakuError as exc:
-        raise library_error(exc) from None
+            return
+        old = f"「{plan.old_model}」({plan.old_dim}次元)" if plan.old_model else "(記録なし)"
+        what = (
+            f"コレクション「{collection}」の {plan.records:,} 件をモデル{old}から"
+            f"「{plan.new_model}」({plan.new_dim}次元)に埋め込み直します"
+        )
+        _confirm(what, yes)
+        report = _with_progress(lambda p: run(ts, collection, force=force, progress=p))
     if as_json:
         emit_json(report.to_dict())
         return

@@ -18,13 +18,12 @@ from tansaku.cli.common import (
     connect,
     emit_json,
     err,
-    library_error,
+    library_errors,
     out,
     print_team_counts,
     progress_bar,
     warn,
 )
-from tansaku.errors import TansakuError
 
 ProgressFn = Callable[[str, int, int], None]
 STAGES = {
@@ -87,11 +86,8 @@ def export(
     埋め込みキャッシュは含みません。"""
     from tansaku.transfer import export_collection
 
-    try:
-        with connect(home, create=False) as ts, _progress() as progress:
-            report = export_collection(ts, collection, output, overwrite=force, progress=progress)
-    except TansakuError as exc:
-        raise library_error(exc) from None
+    with library_errors(), connect(home, create=False) as ts, _progress() as progress:
+        report = export_collection(ts, collection, output, overwrite=force, progress=progress)
     warn(report.warnings)
     if as_json:
         emit_json(report.to_dict())
@@ -119,11 +115,8 @@ def import_(
     """tansaku export のファイルをコレクションとして取り込む(埋め込み直しはしません)。"""
     from tansaku.transfer import import_collection
 
-    try:
-        with connect(home) as ts, _progress() as progress:
-            report = import_collection(ts, file, name=name, replace=replace, progress=progress)
-    except TansakuError as exc:
-        raise library_error(exc) from None
+    with library_errors(), connect(home) as ts, _progress() as progress:
+        report = import_collection(ts, file, name=name, replace=replace, progress=progress)
     warn(report.warnings)
     if as_json:
         emit_json(report.to_dict())
