@@ -11,6 +11,7 @@ from sqlalchemy import delete, func, select
 
 from tansaku.appdb.errors import InvalidInput, NotFound
 from tansaku.appdb.models import Conversation, Message, utcnow
+from tansaku.appdb.rows import record_of
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -64,26 +65,11 @@ class ConversationRecord:
 
 
 def _conv(row: Conversation, count: int = 0) -> ConversationRecord:
-    return ConversationRecord(
-        id=row.id,
-        team=row.team,
-        title=row.title,
-        meta=dict(row.meta),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        message_count=count,
-    )
+    return record_of(ConversationRecord, row, message_count=count)
 
 
 def _msg(row: Message) -> MessageRecord:
-    return MessageRecord(
-        id=row.id,
-        conversation_id=row.conversation_id,
-        role=row.role,
-        content=row.content,
-        data=dict(row.data),
-        created_at=row.created_at,
-    )
+    return record_of(MessageRecord, row)
 
 
 def title_of(title: str) -> str:

@@ -18,6 +18,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from tansaku.appdb.errors import NotFound
 from tansaku.appdb.models import SearchEvent, utcnow
+from tansaku.appdb.rows import record_of
 
 if TYPE_CHECKING:
     from tansaku.appdb.db import AppDB
@@ -62,27 +63,7 @@ class StoredEvent:
 
 
 def _stored(row: SearchEvent) -> StoredEvent:
-    return StoredEvent(
-        query_id=row.query_id,
-        team=row.team,
-        collection=row.collection,
-        query=row.query,
-        normalized_query=row.normalized_query,
-        query_type=row.query_type,
-        expanded_queries=tuple(row.expanded_queries),
-        axes=tuple(row.axes),
-        namespaces=tuple(row.namespaces),
-        stage=row.stage,
-        min_score=row.min_score,
-        top_k=row.top_k,
-        top_doc_ids=tuple(row.top_doc_ids),
-        top_titles=tuple(row.top_titles),
-        top_scores=tuple(row.top_scores),
-        hit_count=row.hit_count,
-        zero_hit=row.zero_hit,
-        timings_ms=dict(row.timings_ms),
-        created_at=row.created_at,
-    )
+    return record_of(StoredEvent, row)
 
 
 def _query_type(event: Mapping[str, Any]) -> str:

@@ -25,6 +25,7 @@ from sqlalchemy import func, select
 from tansaku.appdb.errors import InvalidInput, NotFound, RateLimited
 from tansaku.appdb.feedback_meta import rebuild_meta
 from tansaku.appdb.models import Feedback, SearchEvent, utcnow
+from tansaku.appdb.rows import record_of
 from tansaku.appdb.sanitize import clean_reason
 
 if TYPE_CHECKING:
@@ -64,16 +65,7 @@ class FeedbackRecord:
 
 
 def _record(row: Feedback) -> FeedbackRecord:
-    return FeedbackRecord(
-        id=row.id,
-        query_id=row.query_id,
-        team=row.team,
-        rating=row.rating,
-        reason=row.reason,
-        client=row.client,
-        meta=dict(row.meta),
-        created_at=row.created_at,
-    )
+    return record_of(FeedbackRecord, row)
 
 
 def check_rating(rating: object) -> int:

@@ -21,6 +21,7 @@ from sqlalchemy import select
 
 from tansaku.appdb.errors import InvalidInput, InvalidTransition, NotFound
 from tansaku.appdb.models import Job, utcnow
+from tansaku.appdb.rows import record_of
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -88,21 +89,7 @@ class JobRecord:
 
 
 def _record(row: Job) -> JobRecord:
-    return JobRecord(
-        id=row.id,
-        team=row.team,
-        kind=row.kind,
-        collection=row.collection,
-        status=row.status,
-        params=dict(row.params),
-        progress=dict(row.progress),
-        error=row.error,
-        error_code=row.error_code,
-        resumable=row.resumable,
-        worker=row.worker,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
+    return record_of(JobRecord, row)
 
 
 @dataclass(frozen=True, slots=True)

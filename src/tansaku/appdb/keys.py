@@ -27,6 +27,7 @@ from sqlalchemy import exists, select
 
 from tansaku.appdb.errors import InvalidInput, NotFound
 from tansaku.appdb.models import ApiKey, Setting, utcnow
+from tansaku.appdb.rows import record_of
 from tansaku.errors import ConfigError
 from tansaku.workspace import validate_name
 
@@ -76,15 +77,7 @@ class ApiKeyRecord:
 
 
 def _record(row: ApiKey) -> ApiKeyRecord:
-    return ApiKeyRecord(
-        id=row.id,
-        team=row.team,
-        name=row.name,
-        prefix=row.prefix,
-        created_at=row.created_at,
-        last_used_at=row.last_used_at,
-        revoked_at=row.revoked_at,
-    )
+    return record_of(ApiKeyRecord, row)
 
 
 def hash_key(key: str) -> str:

@@ -17,6 +17,7 @@ from sqlalchemy import func, select
 from tansaku.appdb.errors import NotFound
 from tansaku.appdb.legacy import LegacyFile, parse_time
 from tansaku.appdb.models import UnansweredQuestion, utcnow
+from tansaku.appdb.rows import record_of
 
 if TYPE_CHECKING:
     from sqlalchemy import Select
@@ -62,17 +63,7 @@ class UnansweredRecord:
 
 
 def _record(row: UnansweredQuestion) -> UnansweredRecord:
-    return UnansweredRecord(
-        id=row.id,
-        asked_at=row.asked_at,
-        team=row.team,
-        collection=row.collection,
-        question=row.question,
-        reason=row.reason,
-        tools=tuple(row.tools),
-        resolved_at=row.resolved_at,
-        resolution=row.resolution,
-    )
+    return record_of(UnansweredRecord, row)
 
 
 class UnansweredRepo:
