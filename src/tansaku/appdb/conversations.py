@@ -11,12 +11,11 @@ from sqlalchemy import delete, func, select
 
 from tansaku.appdb.errors import InvalidInput, NotFound
 from tansaku.appdb.models import Conversation, Message, utcnow
-from tansaku.appdb.rows import record_of
+from tansaku.appdb.rows import Repo, record_dict, record_of
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from tansaku.appdb.db import AppDB
 
 ROLES = ("user", "assistant", "tool", "system")
 MAX_TITLE_CHARS = 200
@@ -32,14 +31,7 @@ class MessageRecord:
     created_at: datetime
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "conversation_id": self.conversation_id,
-            "role": self.role,
-            "content": self.content,
-            "data": self.data,
-            "created_at": self.created_at.isoformat(),
-        }
+        return record_dict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,15 +45,7 @@ class ConversationRecord:
     message_count: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "team": self.team,
-            "title": self.title,
-            "meta": self.meta,
-            "created_at": self.created_at.isoformat(),
-            "updated_at": self.updated_at.isoformat(),
-            "message_count": self.message_count,
-        }
+        return record_dict(self)
 
 
 def _conv(row: Conversation, count: int = 0) -> ConversationRecord:
@@ -76,11 +60,8 @@ def title_of(title: str) -> str:
     return " ".join((title or "").split())[:MAX_TITLE_CHARS]
 
 
-class ConversationRepo:
+class ConversationRepo(Repo):
     """Conversations of a team (``db.conversations``)."""
-
-    def __init__(self, db: AppDB) -> None:
-        self.db = db
 
     def create(
         self,

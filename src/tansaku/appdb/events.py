@@ -18,10 +18,9 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from tansaku.appdb.errors import NotFound
 from tansaku.appdb.models import SearchEvent, utcnow
-from tansaku.appdb.rows import record_of
+from tansaku.appdb.rows import Repo, record_of
 
 if TYPE_CHECKING:
-    from tansaku.appdb.db import AppDB
     from tansaku.search.types import SearchResult
 
 TOP_N = 5
@@ -124,11 +123,8 @@ def _checked_values(row: EventRow) -> dict[str, Any]:
     return values
 
 
-class EventRepo:
+class EventRepo(Repo):
     """Search events of a team (``db.events``)."""
-
-    def __init__(self, db: AppDB) -> None:
-        self.db = db
 
     def record(
         self,

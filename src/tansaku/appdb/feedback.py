@@ -25,11 +25,10 @@ from sqlalchemy import func, select
 from tansaku.appdb.errors import InvalidInput, NotFound, RateLimited
 from tansaku.appdb.feedback_meta import rebuild_meta
 from tansaku.appdb.models import Feedback, SearchEvent, utcnow
-from tansaku.appdb.rows import record_of
+from tansaku.appdb.rows import Repo, record_dict, record_of
 from tansaku.appdb.sanitize import clean_reason
 
 if TYPE_CHECKING:
-    from tansaku.appdb.db import AppDB
     from tansaku.appdb.stats import FeedbackStats
 
 #: (most accepted, within this window, the window's name in messages)
@@ -52,16 +51,7 @@ class FeedbackRecord:
     created_at: datetime
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "query_id": self.query_id,
-            "team": self.team,
-            "rating": self.rating,
-            "reason": self.reason,
-            "client": self.client,
-            "meta": self.meta,
-            "created_at": self.created_at.isoformat(),
-        }
+        return record_dict(self)
 
 
 def _record(row: Feedback) -> FeedbackRecord:
@@ -114,11 +104,8 @@ def _retry_after(times: list[datetime], limit: int, window: timedelta, now: date
     return max(1, math.ceil((oldest + window - now).total_seconds()))
 
 
-class FeedbackRepo:
+class FeedbackRepo(Repo):
     """Feedback of a team (``db.feedback``)."""
-
-    def __init__(self, db: AppDB) -> None:
-        self.db = db
 
     def submit(
         self,

@@ -21,12 +21,11 @@ from sqlalchemy import select
 
 from tansaku.appdb.errors import InvalidInput, InvalidTransition, NotFound
 from tansaku.appdb.models import Job, utcnow
-from tansaku.appdb.rows import record_of
+from tansaku.appdb.rows import Repo, record_of
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from tansaku.appdb.db import AppDB
 
 STATUSES = ("queued", "running", "done", "failed", "cancelled")
 UNFINISHED = ("queued", "running")
@@ -117,11 +116,8 @@ def _worker_gone(worker: str | None, updated_at: datetime, now: datetime, stale:
     return now - updated_at > stale
 
 
-class JobRepo:
+class JobRepo(Repo):
     """Jobs of a team (``db.jobs``)."""
-
-    def __init__(self, db: AppDB) -> None:
-        self.db = db
 
     def create(
         self,

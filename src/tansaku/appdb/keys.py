@@ -27,12 +27,12 @@ from sqlalchemy import exists, select
 
 from tansaku.appdb.errors import InvalidInput, NotFound
 from tansaku.appdb.models import ApiKey, Setting, utcnow
-from tansaku.appdb.rows import record_of
+from tansaku.appdb.rows import Repo, record_of
 from tansaku.errors import ConfigError
 from tansaku.workspace import validate_name
 
 if TYPE_CHECKING:
-    from tansaku.appdb.db import AppDB
+    pass
 
 KEY_SCHEME = "tsk_"
 PREFIX_CHARS = len(KEY_SCHEME) + 8
@@ -93,11 +93,8 @@ def _well_formed(key: str) -> bool:
     )
 
 
-class KeyRepo:
+class KeyRepo(Repo):
     """API keys (``db.keys``)."""
-
-    def __init__(self, db: AppDB) -> None:
-        self.db = db
 
     def create_key(self, team: str, name: str = "") -> tuple[str, ApiKeyRecord]:
         """A new key for ``team``: ``(key_text, record)``. Show ``key_text`` once; it cannot be

@@ -1,11 +1,16 @@
 """Rows as records: the frozen dataclasses the repositories hand out, filled from an ORM row's
 columns of the same names. JSON values are copied (a list as a tuple, a dict as a new dict), so
-a record never shares a mutable value with the session's row."""
+a record never shares a mutable value with the session's row. And what every repository is:
+one kind of row of a team, reached through the database (``db.<name>``)."""
 
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import Any, TypeVar, cast
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+if TYPE_CHECKING:
+    from tansaku.appdb.db import AppDB
 
 R = TypeVar("R")
 
@@ -27,3 +32,26 @@ def record_of(cls: type[R], row: object, **values: Any) -> R:
                 value = dict(value)
             kwargs[f.name] = value
     return cls(**kwargs)
+
+
+def record_dict(record: object) -> dict[str, Any]:
+    """A record's fields in order as JSON values: times as ISO text, tuples as lists, dicts
+    copied."""
+    out: dict[str, Any] = {}
+    for f in fields(cast(Any, record)):
+        value = getattr(record, f.name)
+        if isinstance(value, datetime):
+            value = value.isoformat()
+        elif isinstance(value, tuple):
+            value = list(value)
+        elif isinstance(value, dict):
+            value = dict(value)
+        out[f.name] = value
+    return out
+
+
+class Repo:
+    """A repository over the application database ``db``."""
+
+    def __init__(self, db: AppDB) -> None:
+        self.db = db

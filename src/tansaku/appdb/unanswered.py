@@ -17,13 +17,12 @@ from sqlalchemy import func, select
 from tansaku.appdb.errors import NotFound
 from tansaku.appdb.legacy import LegacyFile, parse_time
 from tansaku.appdb.models import UnansweredQuestion, utcnow
-from tansaku.appdb.rows import record_of
+from tansaku.appdb.rows import Repo, record_of
 
 if TYPE_CHECKING:
     from sqlalchemy import Select
     from sqlalchemy.orm import Session
 
-    from tansaku.appdb.db import AppDB
 
 LEGACY_FILE = "appdb.sqlite"
 MAX_RESOLUTION_CHARS = 2000
@@ -66,11 +65,8 @@ def _record(row: UnansweredQuestion) -> UnansweredRecord:
     return record_of(UnansweredRecord, row)
 
 
-class UnansweredRepo:
+class UnansweredRepo(Repo):
     """Unanswered questions of a team (``db.unanswered``)."""
-
-    def __init__(self, db: AppDB) -> None:
-        self.db = db
 
     def add(
         self,
