@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, func, select
 
-from tansaku.appdb.errors import InvalidInput, NotFound
+from tansaku.appdb.errors import InvalidInput
 from tansaku.appdb.models import Conversation, Message, utcnow
-from tansaku.appdb.rows import Repo, record_dict, record_of
+from tansaku.appdb.rows import Repo, found, record_dict, record_of
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -92,14 +92,10 @@ class ConversationRepo(Repo):
 
     @staticmethod
     def _row(s: Session, team: str, conversation_id: str) -> Conversation:
-        row = s.scalars(
-            select(Conversation).where(
-                Conversation.team == team, Conversation.id == conversation_id
-            )
-        ).first()
-        if row is None:
-            raise NotFound("会話", conversation_id)
-        return row
+        stmt = select(Conversation).where(
+            Conversation.team == team, Conversation.id == conversation_id
+        )
+        return found(s, stmt, "会話", conversation_id)
 
     def get(self, team: str, conversation_id: str) -> ConversationRecord:
         with self.db.read() as s:

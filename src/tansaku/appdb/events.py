@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Integer, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from tansaku.appdb.errors import NotFound
 from tansaku.appdb.models import SearchEvent, utcnow
-from tansaku.appdb.rows import Repo, record_of
+from tansaku.appdb.rows import Repo, found, record_of
 
 if TYPE_CHECKING:
     from tansaku.search.types import SearchResult
@@ -177,14 +176,10 @@ class EventRepo(Repo):
 
     def get(self, team: str, query_id: str) -> StoredEvent:
         with self.db.read() as s:
-            row = s.scalars(
-                select(SearchEvent).where(
-                    SearchEvent.team == team, SearchEvent.query_id == query_id
-                )
-            ).first()
-            if row is None:
-                raise NotFound("検索 ID", query_id)
-            return _stored(row)
+            stmt = select(SearchEvent).where(
+                SearchEvent.team == team, SearchEvent.query_id == query_id
+            )
+            return _stored(found(s, stmt, "検索 ID", query_id))
 
     def find(
         self,

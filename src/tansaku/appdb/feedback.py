@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
-from tansaku.appdb.errors import InvalidInput, NotFound, RateLimited
+from tansaku.appdb.errors import InvalidInput, RateLimited
 from tansaku.appdb.feedback_meta import rebuild_meta
 from tansaku.appdb.models import Feedback, SearchEvent, utcnow
-from tansaku.appdb.rows import Repo, record_dict, record_of
+from tansaku.appdb.rows import Repo, found, record_dict, record_of
 from tansaku.appdb.sanitize import clean_reason
 
 if TYPE_CHECKING:
@@ -162,13 +162,14 @@ class FeedbackRepo(Repo):
                 recent = [t for t in times if t > now - window]
                 if len(recent) >= limit:
                     raise RateLimited(limit, name, _retry_after(recent, limit, window, now))
-            event = s.scalars(
+            event = found(
+                s,
                 select(SearchEvent).where(
                     SearchEvent.team == team, SearchEvent.query_id == query_id
-                )
-            ).first()
-            if event is None:
-                raise NotFound("検索 ID", query_id)
+                ),
+                "検索 ID",
+                query_id,
+            )
             meta = rebuild_meta(
                 s, event, answer_text=answer_text, session_id=session_id, versions=versions
             )

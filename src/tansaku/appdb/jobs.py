@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
-from tansaku.appdb.errors import InvalidInput, InvalidTransition, NotFound
+from tansaku.appdb.errors import InvalidInput, InvalidTransition
 from tansaku.appdb.models import Job, utcnow
-from tansaku.appdb.rows import Repo, record_of
+from tansaku.appdb.rows import Repo, found, record_of
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -241,10 +241,7 @@ class JobRepo(Repo):
     # -- helpers -----------------------------------------------------------------------------
     @staticmethod
     def _row(s: Session, team: str, job_id: str) -> Job:
-        row = s.scalars(select(Job).where(Job.team == team, Job.id == job_id)).first()
-        if row is None:
-            raise NotFound("ジョブ", job_id)
-        return row
+        return found(s, select(Job).where(Job.team == team, Job.id == job_id), "ジョブ", job_id)
 
     def _move(
         self,

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import exists, select
 
-from tansaku.appdb.errors import InvalidInput, NotFound
+from tansaku.appdb.errors import InvalidInput
 from tansaku.appdb.models import ApiKey, Setting, utcnow
-from tansaku.appdb.rows import Repo, record_of
+from tansaku.appdb.rows import Repo, found, record_of
 from tansaku.errors import ConfigError
 from tansaku.workspace import validate_name
 
@@ -152,9 +152,7 @@ class KeyRepo(Repo):
         if team is not None:
             stmt = stmt.where(ApiKey.team == team)
         with self.db.write() as s:
-            row = s.scalars(stmt).first()
-            if row is None:
-                raise NotFound("API キー", prefix)
+            row = found(s, stmt, "API キー", prefix)
             if row.revoked_at is None:
                 row.revoked_at = utcnow()
             s.flush()

@@ -9,10 +9,16 @@ from dataclasses import fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from tansaku.appdb.errors import NotFound
+
 if TYPE_CHECKING:
+    from sqlalchemy import Select
+    from sqlalchemy.orm import Session
+
     from tansaku.appdb.db import AppDB
 
 R = TypeVar("R")
+M = TypeVar("M")
 
 
 def record_of(cls: type[R], row: object, **values: Any) -> R:
@@ -55,3 +61,12 @@ class Repo:
 
     def __init__(self, db: AppDB) -> None:
         self.db = db
+
+
+def found(s: Session, stmt: Select[M], what: str, key: object) -> M:
+    """The first row ``stmt`` selects; ``NotFound`` naming ``what`` and ``key`` when none (also
+    when the row is another team's: the statements filter by team)."""
+    row = s.scalars(stmt).first()
+    if row is None:
+        raise NotFound(what, str(key))
+    return row

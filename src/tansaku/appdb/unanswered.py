@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
-from tansaku.appdb.errors import NotFound
 from tansaku.appdb.legacy import LegacyFile, parse_time
 from tansaku.appdb.models import UnansweredQuestion, utcnow
-from tansaku.appdb.rows import Repo, record_of
+from tansaku.appdb.rows import Repo, found, record_of
 
 if TYPE_CHECKING:
     from sqlalchemy import Select
@@ -155,14 +154,10 @@ class UnansweredRepo(Repo):
     @staticmethod
     def _row(s: Session, team: str, question_id: int) -> UnansweredQuestion:
         """The team's question ``question_id`` (``NotFound`` for another team's)."""
-        row = s.scalars(
-            select(UnansweredQuestion).where(
-                UnansweredQuestion.team == team, UnansweredQuestion.id == question_id
-            )
-        ).first()
-        if row is None:
-            raise NotFound("未回答の質問", str(question_id))
-        return row
+        stmt = select(UnansweredQuestion).where(
+            UnansweredQuestion.team == team, UnansweredQuestion.id == question_id
+        )
+        return found(s, stmt, "未回答の質問", question_id)
 
     def get(self, team: str, question_id: int) -> UnansweredRecord:
         with self.db.read() as s:
