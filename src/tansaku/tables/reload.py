@@ -17,7 +17,7 @@ import json
 import os
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +38,7 @@ class TableReload:
     """Japanese: why the file could not be read (the old rows are kept)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "reloaded": self.reloaded,
-            "rows": self.rows,
-            "error": self.error,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)
