@@ -17,8 +17,7 @@ from tansaku.cli.common import (
     fail,
     library_errors,
     out,
-    print_team_counts,
-    warn,
+    show_report,
 )
 from tansaku.errors import TansakuError
 
@@ -134,21 +133,15 @@ def merge(
 
     with library_errors(), connect(home, create=False) as ts:
         report = merge_collections(ts, sources, into, team=team, conflict=on_conflict)
-    warn(report.warnings)
-    if as_json:
-        emit_json(report.to_dict())
-        return
     made = "を作成して" if report.created else "に"
-    out.print(
+    summary = (
         f"{'・'.join(f'「{escape(s)}」' for s in report.sources)}をコレクション"
         f"「{escape(report.into)}」{made}統合しました: 文書 {report.documents:,} 件"
         f"(うち置き換え {report.replaced:,} 件)、重複で除外 {report.skipped:,} 件、"
         f"記録 追加 {report.inserted:,} / 更新 {report.updated:,} / 変更なし "
-        f"{report.unchanged:,} / 削除 {report.deleted:,}、埋め込み {report.embedded:,} 件",
-        soft_wrap=True,
-        highlight=False,
+        f"{report.unchanged:,} / 削除 {report.deleted:,}、埋め込み {report.embedded:,} 件"
     )
-    print_team_counts(report.teams)
+    show_report(report, as_json, summary)
 
 
 def doctor(

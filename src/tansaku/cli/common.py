@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 import typer
 from rich.console import Console
@@ -86,6 +86,29 @@ def print_team_counts(teams: Mapping[str, int]) -> None:
     """One indented line per team: its name and how many records."""
     for team, n in teams.items():
         out.print(f"  {escape(team)}: {n:,} 件", highlight=False)
+
+
+class TeamReport(Protocol):
+    """What a command that moves records reports: warnings, records per team, its JSON."""
+
+    @property
+    def warnings(self) -> list[str]: ...
+
+    @property
+    def teams(self) -> dict[str, int]: ...
+
+    def to_dict(self) -> dict[str, object]: ...
+
+
+def show_report(report: TeamReport, as_json: bool, summary: str) -> None:
+    """``report``'s warnings on stderr, then the report as JSON (``--json``), or ``summary``
+    and the records per team."""
+    warn(report.warnings)
+    if as_json:
+        emit_json(report.to_dict())
+        return
+    out.print(summary, soft_wrap=True, highlight=False)
+    print_team_counts(report.teams)
 
 
 def confirm(question: str, refused: str, yes: bool) -> None:

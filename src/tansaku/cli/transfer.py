@@ -16,13 +16,10 @@ from tansaku.cli.common import (
     HomeOpt,
     JsonOpt,
     connect,
-    emit_json,
     err,
     library_errors,
-    out,
-    print_team_counts,
     progress_bar,
-    warn,
+    show_report,
 )
 
 ProgressFn = Callable[[str, int, int], None]
@@ -88,17 +85,11 @@ def export(
 
     with library_errors(), connect(home, create=False) as ts, _progress() as progress:
         report = export_collection(ts, collection, output, overwrite=force, progress=progress)
-    warn(report.warnings)
-    if as_json:
-        emit_json(report.to_dict())
-        return
-    out.print(
+    summary = (
         f"コレクション「{escape(collection)}」を書き出しました: {escape(str(report.path))}"
-        f"({report.records:,} 件、チーム {len(report.teams)}、{_size(report.bytes)})",
-        soft_wrap=True,
-        highlight=False,
+        f"({report.records:,} 件、チーム {len(report.teams)}、{_size(report.bytes)})"
     )
-    print_team_counts(report.teams)
+    show_report(report, as_json, summary)
 
 
 def import_(
@@ -117,18 +108,12 @@ def import_(
 
     with library_errors(), connect(home) as ts, _progress() as progress:
         report = import_collection(ts, file, name=name, replace=replace, progress=progress)
-    warn(report.warnings)
-    if as_json:
-        emit_json(report.to_dict())
-        return
     verb = "置き換えました" if report.replaced else "取り込みました"
-    out.print(
+    summary = (
         f"コレクション「{escape(report.collection)}」に {report.records:,} 件を{verb}"
-        f"(チーム {len(report.teams)}、文単位 {report.units:,} 件を再構築、埋め込みなし)",
-        soft_wrap=True,
-        highlight=False,
+        f"(チーム {len(report.teams)}、文単位 {report.units:,} 件を再構築、埋め込みなし)"
     )
-    print_team_counts(report.teams)
+    show_report(report, as_json, summary)
 
 
 def register(app: typer.Typer) -> None:
