@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from tansaku.backends import Backend, backend_for, configured_url, is_url, workspace_home
-from tansaku.backends.embedded.handles import open_limit
 from tansaku.backends.embedded.views import CollectionInfo, info_of, list_infos
 from tansaku.backends.embedded.writer import commit
 from tansaku.backends.locks import WaitFn
@@ -38,6 +37,7 @@ if TYPE_CHECKING:  # ingesting imports the loaders; searching needs none of them
     from tansaku.ingest.pipeline import IngestReport, ProgressFn
 
 T = TypeVar("T")
+VIEWS = 256  # views kept per client; their engine shards are bounded apart (open_collections)
 
 
 class Tansaku:
@@ -66,7 +66,7 @@ class Tansaku:
         self.backend: Backend = backend or backend_for(None, ws)
         self._inner_embedder = embedder
         self._embedder: CachedEmbedder | None = None
-        # the views of recent collections, as many as the shards a process keeps open
+        # views of recent collections (a view whose shards were closed holds a file lock)
         self._views: OrderedDict[str, tuple[Any, Collection]] = OrderedDict()
         self._lock = threading.RLock()
         self.events = SearchEventLog(self.workspace.logs_dir / "search_events.jsonl")
@@ -115,7 +115,7 @@ class Tansaku:
             view = self.backend.open_view(name)
             self._views[name] = (key, view)  # a commit meanwhile: reopened at the next call
             self._views.move_to_end(name)
-            while len(self._views) > open_limit():  # a view nobody holds lets its shards go
+            while len(self._views) > VIEWS:  # a view nobody holds lets its generation go
                 self._views.popitem(last=False)
             return view
 

@@ -99,6 +99,16 @@ def test_threads_and_loaded_shards_stay_bounded_across_many_collections(home, li
         assert handles.loaded_count() <= limited
 
 
+def test_listing_every_collection_loads_no_shard(home, limited) -> None:
+    with tansaku.connect(home, embedder=HashEmbedder(32), create=False) as ts:
+        before = handles.loaded_count()
+        for _ in range(2):  # the server lists on every request that checks a name
+            infos = ts.collections()
+            assert len(infos) == N_COLLECTIONS
+            assert {i.points for i in infos} == {3}
+            assert handles.loaded_count() == before
+
+
 def test_a_search_in_progress_keeps_its_shards_open(home, limited) -> None:
     with tansaku.connect(home, embedder=HashEmbedder(32), create=False) as ts:
         with ts.reading("c00") as held:

@@ -84,10 +84,20 @@ def info_of(name: str, col: Collection) -> CollectionInfo:
         name=name,
         description=col.config.description,
         source_type=col.config.source_type,
-        points=col.store.total() if col.handles is not None else 0,
+        points=_points(col),
         teams=teams,
         axes=tuple(f"{a.name}({a.mode.value})" for a in col.config.axes),
     )
+
+
+def _points(col: Collection) -> int:
+    """The records of a view, from the statistics its commit saved (every record counts once
+    in its team's and field's count): a listing never loads an engine shard, which would undo
+    the bound on open shards (``handles``). A commit without statistics asks the shard."""
+    if col.handles is None:
+        return 0
+    counts = [st.count for fields in col.state.bm25.values() for st in fields.values()]
+    return max(0, sum(counts)) if counts else col.store.total()
 
 
 def unless_gone(name: str, read: Callable[[str], T], exists: Callable[[str], bool]) -> T | None:
