@@ -42,6 +42,19 @@ def json_response(status: int, payload: Any, headers: Mapping[str, str] | None =
     return status, {"Content-Type": "application/json", **(headers or {})}, data
 
 
+def openai_error_body(
+    message: str, kind: str, param: str | None = None, code: str | None = None
+) -> dict[str, Any]:
+    """OpenAI's error body ``{"error": {"message", "type", "param", "code"}}``."""
+    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+
+
+def google_error_body(status: int, message: str, **extra: Any) -> dict[str, Any]:
+    """Google's error body ``{"error": {"code", "message", "status", ...}}`` (the Gemini API)."""
+    status_name = GOOGLE_STATUS.get(status, "UNKNOWN")
+    return {"error": {"code": status, "message": message, "status": status_name, **extra}}
+
+
 def json_body(raw: bytes) -> Any:
     """A request body parsed as UTF-8 JSON, or ``None`` when it is empty or not JSON."""
     try:

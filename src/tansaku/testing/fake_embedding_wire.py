@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from tansaku.testing._http_fake import GOOGLE_STATUS, Reject, bigrams
+from tansaku.testing._http_fake import Reject, bigrams, google_error_body, openai_error_body
 
 GEMINI_PATH = re.compile(r"^/v1(?:beta|alpha)?/models/([^/:]+):(batchEmbedContents|embedContent)$")
 
@@ -34,20 +34,14 @@ def openai_error(status: int, message: str) -> dict[str, Any]:
     kind = "invalid_request_error" if status < 500 else "server_error"
     if status == 429:
         kind = "rate_limit_exceeded"
-    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+    return openai_error_body(message, kind)
 
 
 def gemini_error(status: int, message: str, retry_after: float | None = None) -> dict[str, Any]:
-    error: dict[str, Any] = {
-        "code": status,
-        "message": message,
-        "status": GOOGLE_STATUS.get(status, "UNKNOWN"),
-    }
-    if retry_after is not None:
-        error["details"] = [
-            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{retry_after}s"}
-        ]
-    return {"error": error}
+    if retry_after is None:
+        return google_error_body(status, message)
+    retry = {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{retry_after}s"}
+    return google_error_body(status, message, details=[retry])
 
 
 def parse_openai(body: Any) -> tuple[str, list[str], int | None, str]:

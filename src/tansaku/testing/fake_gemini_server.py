@@ -40,7 +40,7 @@ from tansaku.testing._fake_llm import (
     count_tokens,
     fragments,
 )
-from tansaku.testing._http_fake import GOOGLE_STATUS, Response, json_response, sse
+from tansaku.testing._http_fake import Response, google_error_body, json_response, sse
 
 _PATH = re.compile(
     r"^/(v1|v1beta|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent)$"
@@ -57,13 +57,7 @@ class _Bad(Exception):
 def _error(
     status: int, message: str, headers: Mapping[str, str] | None = None, **extra: Any
 ) -> Response:
-    body = {
-        "code": status,
-        "message": message,
-        "status": GOOGLE_STATUS.get(status, "UNKNOWN"),
-        **extra,
-    }
-    return json_response(status, {"error": body}, headers)
+    return json_response(status, google_error_body(status, message, **extra), headers)
 
 
 def _get(d: Mapping[str, Any], camel: str) -> Any:

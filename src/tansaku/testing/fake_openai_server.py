@@ -39,7 +39,7 @@ from tansaku.testing._fake_llm import (
     count_tokens,
     fragments,
 )
-from tansaku.testing._http_fake import Response, json_response, sse
+from tansaku.testing._http_fake import Response, json_response, openai_error_body, sse
 
 _ROLES = {
     "system": "system",
@@ -68,8 +68,7 @@ def _error(
     kind: str = "invalid_request_error",
     headers: Mapping[str, str] | None = None,
 ) -> Response:
-    body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
-    return json_response(status, body, headers)
+    return json_response(status, openai_error_body(message, kind, param, code), headers)
 
 
 def _text(content: Any, where: str) -> str:
