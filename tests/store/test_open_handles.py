@@ -182,3 +182,28 @@ def test_the_limit_from_the_environment(monkeypatch) -> None:
     monkeypatch.setenv(handles.ENV_OPEN, "たくさん")
     with pytest.raises(ConfigError, match="TANSAKU_OPEN_COLLECTIONS は 1〜10,000"):
         handles.open_limit()
+
+
+def test_an_older_shard_records_its_search_threads_at_its_next_write(tmp_path) -> None:
+    import qdrant_edge as qe
+
+    from tansaku.store.edge import DENSE, SPARSE, EdgeStore
+
+    path = tmp_path / "shard"
+    older = qe.EdgeConfig(  # as shards were created before the setting
+        vectors={DENSE: qe.EdgeVectorParams(size=32, distance=qe.Distance.Cosine)},
+        sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+        wal_enabled=False,
+    )
+    qe.EdgeShard.create(str(path), older).close()
+
+    def recorded() -> int | None:
+        return json.loads((path / "edge_config.json").read_text(encoding="utf-8")).get(
+            "max_search_threads"
+        )
+
+    assert recorded() is None
+    EdgeStore(path, dim=32, read_only=True).close()
+    assert recorded() is None  # a committed generation is never rewritten by a reader
+    EdgeStore(path, dim=32).close()
+    assert recorded() == search_threads()
