@@ -14,6 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tansaku.testing.fake_dataset_server import FakeDatasetServer
+
 from .support import KEY_ALPHA, KEY_BETA
 
 jsonschema = pytest.importorskip("jsonschema")
@@ -268,6 +270,26 @@ def test_what_every_route_answers_matches_its_schema(fresh, monkeypatch):
         check(http.post(f"/api/jobs/{started['id']}/cancel"), cancel, 409)
         check(http.post("/api/jobs/nope/cancel"), cancel, 404)
         check(http.get("/api/jobs/nope"), "/api/jobs/{job_id}", 404)
+
+        # a dataset from a URL (a local fake dataset host, allowed by [fetch] allow_hosts)
+        home = fresh.state.client.workspace.home
+        with (home / "tansaku.toml").open("a", encoding="utf-8") as fh:
+            fh.write('\n[fetch]\nallow_hosts = ["127.0.0.1"]\nmax_mb = 0.01\n')
+        faq = '{"id": "1", "text": "冷凍庫の霜取りは毎週月曜日です。"}\n'.encode()
+        files = {"/faq.jsonl": faq, "/big.jsonl": faq * 1000, "/a.html": b"<p>x</p>"}
+        fetch = "/api/collections/{name}/fetch"
+        with FakeDatasetServer(files) as site:
+            url = "/api/collections/faq-web/fetch"
+            got = check(http.post(url, json={"url": f"{site.url}/faq.jsonl"}), fetch, 202)
+            assert _wait(http, check, got["id"])["status"] == "done"
+            check(http.post(url, json={"url": "ftp://x/a.jsonl"}), fetch, 400)
+            check(http.post(url, json={"url": "http://10.0.0.1/a.jsonl"}), fetch, 403)
+            check(http.post(url, json={"url": f"{site.url}/big.jsonl"}), fetch, 413)
+            check(http.post(url, json={"url": f"{site.url}/a.html"}), fetch, 415)
+            check(http.post(url, json={"url": f"{site.url}/none.jsonl"}), fetch, 422)
+            check(http.post(url, json={}), fetch, 422)
+            secret = "/api/collections/secret/fetch"
+            check(http.post(secret, json={"url": f"{site.url}/faq.jsonl"}), fetch, 409)
         qa = {"source": "manuals", "target": "manuals_qa"}
         check(http.post("/api/qa/generate", json=qa), "/api/qa/generate", 409)
         check(

@@ -38,17 +38,20 @@ class ErrorBody(BaseModel):
 
 ERRORS: dict[int, str] = {
     400: "リクエストが正しくない(invalid_request, invalid_config, sql_rejected, sql_failed, "
-    "invalid_filename, invalid_content_length, invalid_http_request, bad_request …)",
+    "invalid_filename, invalid_url, invalid_content_length, invalid_http_request, bad_request …)",
     401: "API キーがない・正しくない(unauthorized, invalid_key, invalid_authorization)",
     403: "キーなしのサーバーへの別サイトからの書き込み(cross_site_request)、"
-    "Web 画面の CSRF トークンがない(csrf_failed)、管理用でないキー(admin_only)",
+    "Web 画面の CSRF トークンがない(csrf_failed)、管理用でないキー(admin_only)、"
+    "URL の取り込みで許可されていないホスト・内部のアドレス(fetch_host_refused)",
     404: "見つからない・チームから見えない(collection_not_found, not_found, no_tables …)",
     409: "状態が合わない(collection_exists, name_unavailable, collection_busy, "
     "embedder_mismatch, model_not_configured, conflict)",
     413: "本文・ファイルが大きすぎる(payload_too_large, file_too_large, too_many_files)",
+    415: "URL から取り込むファイルの形式に対応していない(unsupported_type)",
     421: "キーなしのサーバーに許可されていないホスト名で接続した(host_not_allowed)",
     422: "本文・パラメータの形が正しくない(validation_error)、日付が範囲外(date_out_of_range)、"
-    "ファイルや割り当てを読めない(invalid_file, invalid_mapping, invalid_question)",
+    "ファイルや割り当てを読めない(invalid_file, invalid_mapping, invalid_question)、"
+    "URL から取得できない(fetch_unreachable)",
     429: "送信が多すぎる(rate_limited、Retry-After ヘッダー付き)",
     501: "必要な追加パッケージがない(missing_extra)",
     503: "ワークスペース・アプリDBが使えない(workspace_not_found, storage_error, appdb_error)",
