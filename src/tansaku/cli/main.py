@@ -248,6 +248,7 @@ def search(
 COMMANDS = {
     "collections": "admin",
     "ingest": "ingest",
+    "fetch": "fetch",
     "doctor": "admin",
     "ask": "ask",
     "unanswered": "ask",
