@@ -26,7 +26,6 @@ from tansaku.cli.common import (
     emit_json,
     err,
     fail,
-    library_error,
     library_errors,
     out,
     parse_now,
@@ -250,10 +249,8 @@ def ask(
     """質問に出典つきで答える(言語モデルがあればエージェント、なければ記録からの抜き出し)。"""
     from tansaku.agent import check_question
 
-    try:
+    with library_errors():
         check_question(question)
-    except TansakuError as exc:
-        raise library_error(exc) from None
     asking = Asking.from_options(
         team=team, collection=collection, now=now, no_llm=no_llm, show_thoughts=show_thoughts
     )
