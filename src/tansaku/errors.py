@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 
@@ -157,3 +158,18 @@ def public_message(message: str, *, home: str | os.PathLike[str] | None = None) 
         return f"…/{last}" if last else "…"
 
     return _ABSOLUTE_PATH.sub(shorten, text)
+
+
+def http_status_cause(status: int, detail: str = "", hints: Mapping[int, str] | None = None) -> str:
+    """The Japanese cause of an HTTP error ``status`` from a remote service (an embedding or
+    rerank server), with the server's ``detail`` (at most 200 characters) when it gave one;
+    ``hints`` words the statuses whose remedy depends on the service (404, 413, 429 …)."""
+    if hints and status in hints:
+        cause = hints[status]
+    elif status in (401, 403):
+        cause = f"認証に失敗しました(HTTP {status})。APIキーを確認してください"
+    elif status >= 500:
+        cause = f"サーバーエラーです(HTTP {status})"
+    else:
+        cause = f"リクエストが拒否されました(HTTP {status})"
+    return f"{cause}: {detail[:200]}" if detail else cause

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 
 from tansaku.embed.base import l2_normalize
-from tansaku.errors import ConfigError, TansakuError
+from tansaku.errors import ConfigError, TansakuError, http_status_cause
 
 TIMEOUT_CAUSE = "時間内に応答しませんでした"
 E5_PREFIXES = ("query: ", "passage: ")
@@ -71,23 +71,16 @@ class Retryable(Exception):
         self.timed_out = timed_out
 
 
+_HINTS = {
+    404: "エンドポイントかモデルが見つかりません(HTTP 404)。base_url と model を確認してください",
+    413: "バッチが大きすぎます(HTTP 413)。batch_size を小さくしてください",
+    429: "レート制限に達しました(HTTP 429)。concurrency を下げるか、時間をおいてください",
+}
+
+
 def status_cause(status: int, detail: str = "") -> str:
     """The Japanese cause for an HTTP error status (with the server's detail, if any)."""
-    if status in (401, 403):
-        cause = f"認証に失敗しました(HTTP {status})。APIキーを確認してください"
-    elif status == 404:
-        cause = (
-            "エンドポイントかモデルが見つかりません(HTTP 404)。base_url と model を確認してください"
-        )
-    elif status == 413:
-        cause = "バッチが大きすぎます(HTTP 413)。batch_size を小さくしてください"
-    elif status == 429:
-        cause = "レート制限に達しました(HTTP 429)。concurrency を下げるか、時間をおいてください"
-    elif status >= 500:
-        cause = f"サーバーエラーです(HTTP {status})"
-    else:
-        cause = f"リクエストが拒否されました(HTTP {status})"
-    return f"{cause}: {detail[:200]}" if detail else cause
+    return http_status_cause(status, detail, _HINTS)
 
 
 def is_retryable_status(status: int) -> bool:

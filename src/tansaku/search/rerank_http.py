@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
-from tansaku.errors import TansakuError
+from tansaku.errors import TansakuError, http_status_cause
 
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 TIMEOUT_CAUSE = "リランカーが時間内に応答しませんでした"
@@ -143,21 +143,13 @@ def _error_detail(err: urllib.error.HTTPError) -> str:
 
 
 def _http_error(provider: str, url: str, err: urllib.error.HTTPError) -> RerankError:
-    status = err.code
-    if status in (401, 403):
-        cause = f"認証に失敗しました(HTTP {status})。APIキーを確認してください"
-    elif status == 404:
-        cause = (
-            f"エンドポイント {url} がありません(HTTP 404)。base_url と protocol を確認してください"
-        )
-    elif status == 429:
-        cause = "レート制限に達しました(HTTP 429)。しばらく待ってから再試行してください"
-    elif status >= 500:
-        cause = f"サーバーエラーです(HTTP {status})"
-    else:
-        cause = f"リクエストが拒否されました(HTTP {status})"
-    detail = _error_detail(err)
-    return RerankError(provider, f"{cause}: {detail}" if detail else cause, status=status)
+    hints = {
+        404: f"エンドポイント {url} がありません(HTTP 404)。"
+        "base_url と protocol を確認してください",
+        429: "レート制限に達しました(HTTP 429)。しばらく待ってから再試行してください",
+    }
+    cause = http_status_cause(err.code, _error_detail(err), hints)
+    return RerankError(provider, cause, status=err.code)
 
 
 def _post_json(
