@@ -2,6 +2,7 @@
 // /api/ingest/preview: its encoding and delimiter found, the first rows, a column mapping to
 // adjust; see ingest_mapping.js), other text in the browser — then POST /api/ingest (multipart,
 // with the mapping) and GET /api/jobs/{id} polled for progress, counts and per-file failures.
+// The URL form asks the server to download a dataset file and ingest it the same way.
 import { api, clear, el, num, showError, sleep, toast } from "./api.js";
 import { TABULAR, buildMapping, extOf, renderMapping } from "./ingest_mapping.js";
 
@@ -253,6 +254,55 @@ form.addEventListener("submit", async (event) => {
   }
 });
 
+// URL から取り込む: POST /api/collections/{name}/fetch (the server downloads the file and
+// starts the same ingest job an upload does), then the job followed in the same panel.
+const fetchForm = document.getElementById("url-fetch");
+const fetchCollection = document.getElementById("fetch-collection");
+const fetchUrl = document.getElementById("fetch-url");
+const fetchErrors = document.getElementById("fetch-errors");
+const fetchStart = document.getElementById("fetch-start");
+
+function showFetchErrors(messages) {
+  clear(fetchErrors);
+  if (!messages.length) return;
+  fetchErrors.append(el("div", { class: "error", role: "alert" },
+    el("strong", {}, "URL から取り込めません"),
+    el("ul", {}, messages.map((m) => el("li", {}, m)))));
+}
+
+fetchForm.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const name = fetchCollection.value.trim();
+  const url = fetchUrl.value.trim();
+  const problems = [];
+  if (!name) problems.push("コレクション名を入力してください");
+  if (!url) problems.push("URL を入力してください");
+  showFetchErrors(problems);
+  if (problems.length) {
+    (!name ? fetchCollection : fetchUrl).focus();
+    return;
+  }
+  fetchStart.disabled = true;
+  fetchStart.textContent = "ダウンロードしています…";
+  let job;
+  try {
+    job = await api(`/api/collections/${encodeURIComponent(name)}/fetch`, { method: "POST", json: { url } });
+  } catch (err) {
+    showFetchErrors([err.message]);
+    return;
+  } finally {
+    fetchStart.disabled = false;
+    fetchStart.textContent = "ダウンロードして取り込む";
+  }
+  try {
+    await follow(job);
+    loadList();
+  } catch (err) {
+    jobBox.classList.remove("hidden");
+    showError(document.getElementById("job-result"), err);
+  }
+});
+
 async function loadList() {
   try {
     const data = await api("/api/collections");
@@ -264,5 +314,5 @@ async function loadList() {
 }
 
 const wanted = new URLSearchParams(location.search).get("collection");
-if (wanted) collection.value = wanted;
+if (wanted) collection.value = fetchCollection.value = wanted;
 loadList();
