@@ -24,7 +24,6 @@ from tansaku.embed.remote import (
     RemoteOptions,
     Retryable,
     check_settings,
-    redact_url,
     status_cause,
 )
 from tansaku.errors import MissingExtra
@@ -73,9 +72,8 @@ class GeminiEmbedder(RemoteEmbedder):
         self.model = model.removeprefix("models/")
         self.base_url = base_url.rstrip("/") if base_url else None
         self.dimensions = dimensions
-        root = redact_url(self.base_url or GEMINI_BASE_URL)
-        endpoint = f"{root}/v1beta/models/{self.model}:batchEmbedContents"
-        self._setup(endpoint, api_key, dim, options)
+        path = f"/v1beta/models/{self.model}:batchEmbedContents"
+        self._setup(self.base_url or GEMINI_BASE_URL, path, api_key, dim, options)
 
     def _make_client(self) -> Any:
         try:

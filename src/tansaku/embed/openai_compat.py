@@ -28,7 +28,6 @@ from tansaku.embed.remote import (
     RemoteOptions,
     Retryable,
     check_settings,
-    redact_url,
     status_cause,
 )
 from tansaku.errors import ConfigError, MissingExtra
@@ -110,7 +109,7 @@ class OpenAIEmbedder(RemoteEmbedder):
         self.prefixes = (q if query_prefix is None else query_prefix,
                          p if passage_prefix is None else passage_prefix)  # fmt: skip
         self.encoding_format = encoding_format
-        self._setup(f"{redact_url(self.base_url)}/embeddings", api_key, dim, options)
+        self._setup(self.base_url, "/embeddings", api_key, dim, options)
 
     def _make_client(self) -> Any:
         try:

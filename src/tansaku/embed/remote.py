@@ -299,10 +299,16 @@ class RemoteEmbedder:
     prefixes: tuple[str, str] = ("", "")
 
     def _setup(
-        self, endpoint: str, api_key: str | None, dim: int | None, options: RemoteOptions | None
+        self,
+        base_url: str,
+        path: str,
+        api_key: str | None,
+        dim: int | None,
+        options: RemoteOptions | None,
     ) -> None:
+        """``endpoint`` is ``base_url`` + ``path`` as messages show it (no credentials)."""
         self.options = options or RemoteOptions()
-        self.endpoint = endpoint
+        self.endpoint = endpoint = redact_url(base_url) + path
         self._api_key = api_key
         self._runner = BatchRunner(endpoint, self.options, self.dimensions or dim)
         self._client: Any = None
