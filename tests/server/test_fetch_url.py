@@ -5,8 +5,10 @@ file, a wrong type and an unreachable URL are 4xx with a Japanese message and st
 
 from __future__ import annotations
 
+import io
 import json
 import time
+import zipfile
 from typing import Any
 
 import httpx
@@ -27,7 +29,16 @@ JSONL = "\n".join(json.dumps(r, ensure_ascii=False) for r in FAQ).encode("utf-8"
 
 @pytest.fixture
 def site():
-    files = {"/faq-ja.jsonl": JSONL, "/big.jsonl": JSONL * 400, "/page.html": b"<p>x</p>"}
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("総務/faq.jsonl", JSONL)
+        zf.writestr("README.html", b"<p>x</p>")
+    files = {
+        "/faq-ja.jsonl": JSONL,
+        "/big.jsonl": JSONL * 400,
+        "/page.html": b"<p>x</p>",
+        "/faq.zip": buf.getvalue(),
+    }
     with FakeDatasetServer(
         files, redirects={"/meta.jsonl": "http://169.254.169.254/latest/meta-data/"}
     ) as fake:
@@ -104,3 +115,16 @@ def test_a_host_not_allowed_is_refused_before_any_connection(server, site):
     assert bad.status_code == 400 and "https://" in bad.json()["error"]["message"]
     assert extra.status_code == 422  # the team comes from the key, never from the body
     assert site.requests == []
+
+
+def test_a_zip_is_unpacked_and_only_its_data_files_ingested(server, site):
+    with server.client(KEY_ALPHA) as http:
+        r = http.post("/api/collections/faq-zip/fetch", json={"url": f"{site.url}/faq.zip"})
+        assert r.status_code == 202, r.text
+        job = finished(http, r.json()["id"])
+        assert job["status"] == "done", job
+        assert job["files"] == ["faq/総務/faq.jsonl"]
+        hits = http.post(
+            "/api/search", json={"collection": "faq-zip", "query": "有給休暇の申請"}
+        ).json()["hits"]
+    assert {h["doc_id"] for h in hits} == {"kyuka", "keihi"}  # the rows' own ids

@@ -111,6 +111,7 @@ def test_a_missing_file_or_a_closed_port_is_unreachable(site, tmp_path: Path):
 def test_a_zip_keeps_its_supported_members_only(site, tmp_path: Path):
     got = download(f"{site.url}/all.zip", tmp_path, ALLOWED)
     assert [p.relative_to(tmp_path).as_posix() for p in got.paths] == ["all/data/faq.jsonl"]
+    assert got.sources == [tmp_path / "all"]
     assert not (tmp_path / "all.zip").exists()
 
 

@@ -52,7 +52,7 @@ def fetch(
             raise fail(str(exc)) from None
         if not as_json:
             err.print(f"ダウンロードしました: {got.name}({got.size:,} バイト)")
-        ingest(got.paths, collection, team=team, as_json=as_json, home=ws.home)
+        ingest(got.sources, collection, team=team, as_json=as_json, home=ws.home)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

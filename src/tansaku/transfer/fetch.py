@@ -41,11 +41,14 @@ _UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069
 
 @dataclass(frozen=True)
 class Downloaded:
-    """What a download left in its folder: the files to ingest, the name of what was fetched,
-    its size in bytes and the URL it came from (after ``hf://`` expansion)."""
+    """What a download left in its folder: the files, what to hand the ingest (the file, or
+    the folder a zip was unpacked into, so its members' ids keep their folders:
+    ``data/faq``), the name of what was fetched, its size in bytes and the URL it came from
+    (after ``hf://`` expansion)."""
 
     name: str
     paths: list[Path]
+    sources: list[Path]
     size: int
     url: str
 
@@ -218,14 +221,14 @@ def download(
             size = _save(response, target, settings, end)
         finally:
             response.close()
-    if target.suffix.lower() == ".zip":
-        try:
-            paths = unzip(target, folder / target.stem, max_inflated)
-        finally:
-            target.unlink(missing_ok=True)
-    else:
-        paths = [target]
-    return Downloaded(name=name, paths=paths, size=size, url=url)
+    if target.suffix.lower() != ".zip":
+        return Downloaded(name=name, paths=[target], sources=[target], size=size, url=url)
+    unpacked = folder / target.stem
+    try:
+        paths = unzip(target, unpacked, max_inflated)
+    finally:
+        target.unlink(missing_ok=True)
+    return Downloaded(name=name, paths=paths, sources=[unpacked], size=size, url=url)
 
 
 __all__ = ["ACCEPTED", "Downloaded", "FetchError", "download", "file_name", "unzip"]

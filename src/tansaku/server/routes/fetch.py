@@ -87,7 +87,7 @@ def fetch(name: str, body: FetchBody, state: StateDep, team: TeamDep) -> Respons
         home=str(home),
         collection=collection,
         team=team,
-        paths=tuple(str(p) for p in got.paths),
+        paths=tuple(str(p) for p in got.sources),
         mapping=None,
         embedder=portable_embedder(state.client.embedder.inner),
     )
