@@ -4,8 +4,11 @@ machine's network, a too large file and a wrong type."""
 
 from __future__ import annotations
 
+import datetime
 import io
 import json
+import ssl
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -129,3 +132,62 @@ def test_hugging_face_shorthand_and_settings():
     assert s.allow_hosts == {"mirror.example"} and s.max_bytes == 1024 * 1024
     with pytest.raises(Exception, match="不明なキー"):
         settings_from({"allow": []})
+
+
+def _tls_contexts(name: str) -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """A server context with a certificate for ``name`` signed by a fresh CA, and a client
+    context trusting only that CA."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+
+    def cert(subject: str, key, issuer: str, signer, *, ca: bool):
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+            .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        )
+        if not ca:
+            builder = builder.add_extension(
+                x509.SubjectAlternativeName([x509.DNSName(subject)]), critical=False
+            )
+        return builder.sign(signer, hashes.SHA256())
+
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca = cert("テスト認証局", ca_key, "テスト認証局", ca_key, ca=True)
+    key = ec.generate_private_key(ec.SECP256R1())
+    leaf = cert(name, key, "テスト認証局", ca_key, ca=False)
+    pem = serialization.Encoding.PEM
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    with tempfile.TemporaryDirectory() as d:
+        chain, private = Path(d) / "chain.pem", Path(d) / "key.pem"
+        chain.write_bytes(leaf.public_bytes(pem))
+        private.write_bytes(
+            key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+        )
+        server.load_cert_chain(chain, private)
+    client = ssl.create_default_context(cadata=ca.public_bytes(pem).decode())
+    return server, client
+
+
+def test_https_is_pinned_to_the_checked_address_and_keeps_the_host_name(tmp_path: Path):
+    """The connection goes to the address checked (127.0.0.1) while TLS still verifies the
+    certificate of the name in the URL (``localhost``, sent as SNI and Host)."""
+    server_ctx, client_ctx = _tls_contexts("localhost")
+    settings = FetchSettings(allow_hosts=frozenset({"localhost"}), timeout_s=10)
+    with FakeDatasetServer({"/faq.jsonl": JSONL}, tls=server_ctx) as site:
+        url = f"https://localhost:{site.port}/faq.jsonl"
+        got = download(url, tmp_path, settings, verify=client_ctx)
+        assert got.paths[0].read_bytes() == JSONL
+        assert site.requests[0].headers["Host"] == f"localhost:{site.port}"
+        other = FetchSettings(allow_hosts=frozenset({"127.0.0.1"}), timeout_s=10)
+        with pytest.raises(FetchError, match="接続できません"):  # the name is the certificate's
+            download(f"https://127.0.0.1:{site.port}/faq.jsonl", tmp_path, other, verify=client_ctx)

@@ -8,9 +8,12 @@ be seen to refuse before any connection.
 
 from __future__ import annotations
 
+import ssl
+import threading
 from collections.abc import Iterator, Mapping
+from typing import Self
 
-from tansaku.testing._http_fake import HTTPFake, HTTPRequest, Response
+from tansaku.testing._http_fake import HTTPFake, HTTPRequest, Response, _Handler, _HTTPServer
 
 TYPES = {
     ".jsonl": "application/jsonl",
@@ -26,7 +29,8 @@ TYPES = {
 class FakeDatasetServer(HTTPFake[HTTPRequest]):
     """Serves ``files`` (path → bytes) with a content type by suffix; ``streamed`` paths are
     sent in chunks with no ``Content-Length``; ``redirects`` (path → Location) answer 302;
-    ``types`` (path → Content-Type) overrides the type of a suffix."""
+    ``types`` (path → Content-Type) overrides the type of a suffix; ``tls`` (a server
+    :class:`ssl.SSLContext`) serves HTTPS."""
 
     def __init__(
         self,
@@ -35,12 +39,31 @@ class FakeDatasetServer(HTTPFake[HTTPRequest]):
         streamed: frozenset[str] = frozenset(),
         redirects: Mapping[str, str] | None = None,
         types: Mapping[str, str] | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         super().__init__()
         self.files = dict(files)
         self.streamed = streamed
         self.redirects = dict(redirects or {})
         self.types = dict(types or {})
+        self.tls = tls
+
+    def start(self) -> Self:
+        """As :meth:`HTTPFake.start`; with ``tls`` (a server context) the socket speaks TLS."""
+        if self.tls is None or self._httpd is not None:
+            return super().start()
+        self._stop.clear()
+        self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler, self)
+        self._httpd.socket = self.tls.wrap_socket(self._httpd.socket, server_side=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1])
 
     def handle(self, request: HTTPRequest) -> Response:
         self._record(request)

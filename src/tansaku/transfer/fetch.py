@@ -21,6 +21,7 @@ Hugging Face datasets are fetched as plain files (``hf://datasets/…`` or
 from __future__ import annotations
 
 import re
+import ssl
 import time
 import zipfile
 from dataclasses import dataclass
@@ -198,15 +199,23 @@ def unzip(archive: Path, folder: Path, max_inflated: int) -> list[Path]:
 
 
 def download(
-    url: str, folder: Path, settings: FetchSettings, *, max_inflated: int = 2 * 1024**3
+    url: str,
+    folder: Path,
+    settings: FetchSettings,
+    *,
+    max_inflated: int = 2 * 1024**3,
+    verify: ssl.SSLContext | bool = True,
 ) -> Downloaded:
     """Fetch ``url`` (``http(s)://`` or ``hf://datasets/…``) into ``folder``; a FetchError
     (Japanese, with an HTTP status and code) when the host is refused, the file is too large or
-    of a wrong type, or the server cannot be reached."""
+    of a wrong type, or the server cannot be reached. ``verify``: the TLS trust (default: the
+    system's certificate authorities, via httpx)."""
     url = plain_url(url)
     end = time.monotonic() + settings.timeout_s
     timeout = httpx.Timeout(settings.timeout_s)
-    with httpx.Client(timeout=timeout, trust_env=False, follow_redirects=False) as client:
+    with httpx.Client(
+        timeout=timeout, trust_env=False, follow_redirects=False, verify=verify
+    ) as client:
         response = _follow(client, url, settings)
         try:
             if response.status_code != 200:
