@@ -5,7 +5,7 @@ from a URL into a folder, to be ingested like an uploaded file.
 >>> got.paths                                   # [folder / "train.jsonl"]
 
 Every hop (the URL and each redirect, at most ``max_redirects``) is checked by
-:func:`~tansaku.transfer.fetch_guard.checked_address` and connected to the checked address
+:func:`~tansaku.transfer.fetch_guard.checked_addresses` and connected to a checked address
 (the ``Host`` header and TLS name stay the host's), so a name that resolves differently the
 second time, or a redirect to ``169.254.169.254``, never reaches an internal address. The body is
 streamed to disk and refused past ``max_bytes`` (the partial file is removed); the whole download
@@ -30,7 +30,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 import httpx
 
-from tansaku.transfer.fetch_guard import FetchError, FetchSettings, checked_address, plain_url
+from tansaku.transfer.fetch_guard import FetchError, FetchSettings, checked_addresses, plain_url
 
 SUFFIXES = frozenset({".jsonl", ".csv", ".tsv", ".json", ".txt", ".md", ".markdown"})
 ACCEPTED = SUFFIXES | {".zip"}
@@ -105,18 +105,24 @@ def _open(client: httpx.Client, url: str, settings: FetchSettings) -> httpx.Resp
         port = parts.port
     except ValueError:
         raise FetchError(400, "invalid_url", "URL のポート番号が正しくありません") from None
-    address = checked_address(host, port or (443 if https else 80), settings)
-    pinned = httpx.URL(url).copy_with(host=address)
+    addresses = checked_addresses(host, port or (443 if https else 80), settings)
     extensions = {"sni_hostname": host} if https else {}
-    request = client.build_request(
-        "GET", pinned, headers={"Host": _host_header(host, port)}, extensions=extensions
-    )
-    try:
-        return client.send(request, stream=True)
-    except httpx.TimeoutException:
-        raise _unreachable(url, "応答がありません(時間切れ)") from None
-    except httpx.HTTPError as exc:
-        raise _unreachable(url, f"接続できません({type(exc).__name__})") from None
+    for i, address in enumerate(addresses):
+        pinned = httpx.URL(url).copy_with(host=address)
+        request = client.build_request(
+            "GET", pinned, headers={"Host": _host_header(host, port)}, extensions=extensions
+        )
+        try:
+            return client.send(request, stream=True)
+        except httpx.ConnectError as exc:
+            if i + 1 < len(addresses):
+                continue  # the name's next address (IPv6 then IPv4, say)
+            raise _unreachable(url, f"接続できません({type(exc).__name__})") from None
+        except httpx.TimeoutException:
+            raise _unreachable(url, "応答がありません(時間切れ)") from None
+        except httpx.HTTPError as exc:
+            raise _unreachable(url, f"接続できません({type(exc).__name__})") from None
+    raise _unreachable(url, "接続先のアドレスがありません")
 
 
 def _follow(client: httpx.Client, url: str, settings: FetchSettings) -> httpx.Response:

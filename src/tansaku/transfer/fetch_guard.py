@@ -150,10 +150,10 @@ def _literal(name: str) -> bool:
     return True
 
 
-def checked_address(host: str, port: int, settings: FetchSettings) -> str:
-    """The address to connect to for ``host``, after the check: every address the name
-    resolves to must be allowed (an allowed host: any). Raises FetchError before any
-    connection."""
+def checked_addresses(host: str, port: int, settings: FetchSettings) -> list[str]:
+    """The addresses to connect to for ``host`` (tried in order), after the check: every
+    address the name resolves to must be allowed (an allowed host: any). Raises FetchError
+    before any connection."""
     name = host.lower().strip("[]")
     allowed = name in settings.allow_hosts
     if not allowed and not settings.public:
@@ -161,7 +161,7 @@ def checked_address(host: str, port: int, settings: FetchSettings) -> str:
     if _literal(name):  # an address in the URL: checked as it is, never resolved
         if not allowed and not _is_public(name):
             raise refused_host(host, f"公開されていないアドレス {name} です")
-        return name
+        return [name.split("%", 1)[0]]
     try:
         infos = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError):
@@ -175,13 +175,13 @@ def checked_address(host: str, port: int, settings: FetchSettings) -> str:
         for address in addresses:
             if not _is_public(address):
                 raise refused_host(host, f"公開されていないアドレス {address} を指しています")
-    return addresses[0]
+    return addresses
 
 
 __all__ = [
     "FetchError",
     "FetchSettings",
-    "checked_address",
+    "checked_addresses",
     "plain_url",
     "settings_from",
     "workspace_settings",
