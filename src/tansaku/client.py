@@ -232,6 +232,7 @@ class Tansaku:
         """Load files/folders into ``collection`` for ``team``; see :class:`IngestReport`.
         Only regular files inside the given folders are read (``follow_symlinks`` also follows
         links that leave them); the source files are read before the writer lock is taken."""
+        from tansaku.ingest.bulk import write_records
         from tansaku.ingest.pipeline import collection_config, ingest_records, load_sources
 
         validate_name(team, "チーム名")
@@ -254,7 +255,7 @@ class Tansaku:
             )
         del preview  # a view keeps its generation on disk: let the writer remove it
         opts: dict[str, Any] = {"sync_roots": sync_roots, "failures": failures}
-        return self._write(collection, cfg, records, team, on_wait, progress, **opts)
+        return write_records(self, collection, cfg, records, team, on_wait, progress, **opts)
 
     def ingest_records(
         self,
@@ -269,6 +270,7 @@ class Tansaku:
         on_wait: WaitFn | None = None,
     ) -> IngestReport:
         """Ingest records you built yourself; ``sync`` makes the collection mirror them."""
+        from tansaku.ingest.bulk import write_records
         from tansaku.ingest.pipeline import collection_config, ingest_records
 
         validate_name(team, "チーム名")
@@ -282,31 +284,7 @@ class Tansaku:
                 sync_all=sync,
                 dry_run=True,
             )
-        return self._write(collection, cfg, records, team, on_wait, progress, sync_all=sync)
-
-    def _write(
-        self,
-        collection: str,
-        config: CollectionConfig | None,
-        records: Iterable[Record],
-        team: str,
-        on_wait: WaitFn | None,
-        progress: ProgressFn | None,
-        **options: Any,
-    ) -> IngestReport:
-        """``records`` into ``collection`` as one writer: checkpoints publish as it goes."""
-        from tansaku.ingest.pipeline import ingest_records
-
-        with self.writing(collection, config=config, on_wait=on_wait, lazy=True) as col:
-            return ingest_records(
-                col,
-                records,
-                self.embedder if col.needs_dense else None,
-                tenant=team,
-                progress=progress,
-                checkpoint=lambda: self.checkpoint(col),
-                **options,
-            )
+        return write_records(self, collection, cfg, records, team, on_wait, progress, sync_all=sync)
 
     # -- search -------------------------------------------------------------------------
     def search(

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from tansaku.backends.locks import WaitFn
 from tansaku.collection import Collection
@@ -224,6 +224,32 @@ def bulk_ingest_records(
     )
 
 
+def write_records(
+    ts: IngestTarget,
+    collection: str,
+    config: CollectionConfig | None,
+    records: Iterable[Record],
+    team: str,
+    on_wait: WaitFn | None,
+    progress: ProgressFn | None,
+    **options: Any,
+) -> IngestReport:
+    """``records`` into ``collection`` as one writer, planned whole then applied
+    (:func:`tansaku.ingest.pipeline.ingest_records`): checkpoints publish as it goes."""
+    from tansaku.ingest.pipeline import ingest_records
+
+    with ts.writing(collection, config=config, on_wait=on_wait, lazy=True) as col:
+        return ingest_records(
+            col,
+            records,
+            ts.embedder if col.needs_dense else None,
+            tenant=team,
+            progress=progress,
+            checkpoint=lambda: ts.checkpoint(col),
+            **options,
+        )
+
+
 __all__ = [
     "BulkOptions",
     "BulkProgress",
@@ -231,4 +257,5 @@ __all__ = [
     "IngestTarget",
     "bulk_ingest",
     "bulk_ingest_records",
+    "write_records",
 ]

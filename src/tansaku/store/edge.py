@@ -383,11 +383,8 @@ class EdgeStore(ShardOwner):
     def metadata_sample(
         self, tenant: str, keys: Sequence[str] = (), *, limit: int = 32
     ) -> dict[str, list[Any]]:
-        """Stored values of metadata ``keys``, from up to ``limit`` of the tenant's records that
-        have each key; a key no record has is left out (learning that reads every record of the
-        tenant once). Without ``keys``: every key and value of ``limit`` records. The search
-        layer learns from it a key's type (``cost`` stored as int or as text) and whether any
-        record has it. Cached until the next write (every filtered search asks)."""
+        """See :meth:`RecordStore.metadata_sample <tansaku.store.protocols.RecordReader>`
+        (:func:`~tansaku.store.shard.sample_metadata`); cached until the next write."""
         cache_key = (tenant, tuple(keys), limit)
         with self._lock:
             cached = self._samples.get(cache_key)
