@@ -7,6 +7,7 @@ mirror needs no work tree.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import subprocess
@@ -88,3 +89,21 @@ def write_beir(
     (out / "stats.json").write_text(
         json.dumps(stats, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
     )
+
+
+DATA = Path(__file__).resolve().parents[2] / "bench" / "data"
+
+
+def build_parser(doc: str, repository: str, name: str) -> argparse.ArgumentParser:
+    """The options every build script takes: the source checkout, ``--rev`` and ``--out``
+    (``bench/data/<name>``)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("source", type=Path, help=f"checkout or git directory of {repository}")
+    parser.add_argument("--rev", default="HEAD")
+    parser.add_argument("--out", type=Path, default=DATA / name)
+    return parser
+
+
+def print_report(report: Mapping[str, Any], hidden: tuple[str, ...] = ("source",)) -> None:
+    """What a build wrote, without the long provenance entries."""
+    print({k: v for k, v in report.items() if k not in hidden})

@@ -22,7 +22,6 @@ judgements, no answers).
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import re
@@ -32,9 +31,8 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _source import Source, sha256
+from _source import Source, build_parser, print_report, sha256
 
-ROOT = Path(__file__).resolve().parents[2]
 FILES = (
     "datasets/jcommonsenseqa-v1.3/valid-v1.3.json",
     "datasets/jcommonsenseqa-v1.3/test-v1.3.json",
@@ -108,15 +106,12 @@ def build(source: Source, out: Path, size: int = SIZE, seed: int = SEED) -> dict
 
 
 def main(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("source", type=Path, help="checkout or git directory of yahoojapan/JGLUE")
-    parser.add_argument("--rev", default="HEAD")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "data" / "jcqa-offtopic")
+    parser = build_parser(__doc__, "yahoojapan/JGLUE", "jcqa-offtopic")
     parser.add_argument("--size", type=int, default=SIZE, help="questions drawn (fixed seed)")
     parser.add_argument("--seed", type=int, default=SEED)
     args = parser.parse_args(argv)
     report = build(Source(args.source, args.rev), args.out, args.size, args.seed)
-    print({k: v for k, v in report.items() if k != "source"})
+    print_report(report)
 
 
 if __name__ == "__main__":

@@ -26,16 +26,14 @@ not read.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _source import Source, sha256, write_beir
+from _source import Source, build_parser, print_report, sha256, write_beir
 
-ROOT = Path(__file__).resolve().parents[2]
 FILES = ("datasets/jnli-v1.3/valid-v1.3.json", "datasets/jnli-v1.3/test-v1.3.json")
 MAX_OVERLAP = 0.4
 
@@ -129,14 +127,11 @@ def build(source: Source, out: Path, max_overlap: float = MAX_OVERLAP) -> dict[s
 
 
 def main(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("source", type=Path, help="checkout or git directory of yahoojapan/JGLUE")
-    parser.add_argument("--rev", default="HEAD")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "data" / "jnli-para")
+    parser = build_parser(__doc__, "yahoojapan/JGLUE", "jnli-para")
     parser.add_argument("--max-overlap", type=float, default=MAX_OVERLAP)
     args = parser.parse_args(argv)
     report = build(Source(args.source, args.rev), args.out, args.max_overlap)
-    print({k: v for k, v in report.items() if k != "source"})
+    print_report(report)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ no topic (their excerpts stay in the corpus). Qrels: question → its excerpt, s
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -31,9 +30,8 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _source import Source, sha256, write_beir
+from _source import Source, build_parser, print_report, sha256, write_beir
 
-ROOT = Path(__file__).resolve().parents[2]
 FILE = "data/selection.json"
 _HEADING = re.compile(r"^(#{2,6})\s*(.*)$")
 # a stem that is only this frame names no topic (its choices carried it)
@@ -105,13 +103,10 @@ def build(source: Source, out: Path) -> dict[str, object]:
 
 
 def main(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("source", type=Path, help="checkout or git directory of lawqa_jp")
-    parser.add_argument("--rev", default="HEAD")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "data" / "lawqa-jp")
+    parser = build_parser(__doc__, "lawqa_jp", "lawqa-jp")
     args = parser.parse_args(argv)
     report = build(Source(args.source, args.rev), args.out)
-    print({k: v for k, v in report.items() if k != "source"})
+    print_report(report)
 
 
 if __name__ == "__main__":

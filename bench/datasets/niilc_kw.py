@@ -22,17 +22,15 @@ no single question.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _source import Source, sha256, write_beir
+from _source import Source, build_parser, print_report, sha256, write_beir
 from niilc_qa import FILES, _answers, _meta, _norm
 
-ROOT = Path(__file__).resolve().parents[2]
 PLACEHOLDERS = frozenset({"", "-", "内容"})
 
 
@@ -99,13 +97,10 @@ def build(source: Source, out: Path) -> dict[str, object]:
 
 
 def main(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("source", type=Path, help="checkout or git directory of mynlp/niilc-qa")
-    parser.add_argument("--rev", default="HEAD")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "data" / "niilc-kw")
+    parser = build_parser(__doc__, "mynlp/niilc-qa", "niilc-kw")
     args = parser.parse_args(argv)
     report = build(Source(args.source, args.rev), args.out)
-    print({k: v for k, v in report.items() if k != "source"})
+    print_report(report)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ Deterministic: files read in a fixed order, ids from the source.
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 import unicodedata
@@ -26,9 +25,8 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _source import Source, sha256, write_beir
+from _source import Source, build_parser, print_report, sha256, write_beir
 
-ROOT = Path(__file__).resolve().parents[2]
 FILES = ("data/NIILC-ECQA2015_dev.xml", "data/NIILC-ECQA2015_test.xml")
 _PAREN = re.compile(r"[（(][^（()）]*[）)]")
 
@@ -104,13 +102,10 @@ def build(source: Source, out: Path) -> dict[str, object]:
 
 
 def main(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("source", type=Path, help="checkout or git directory of mynlp/niilc-qa")
-    parser.add_argument("--rev", default="HEAD")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "data" / "niilc-qa")
+    parser = build_parser(__doc__, "mynlp/niilc-qa", "niilc-qa")
     args = parser.parse_args(argv)
     report = build(Source(args.source, args.rev), args.out)
-    print({k: v for k, v in report.items() if k != "source"})
+    print_report(report)
 
 
 if __name__ == "__main__":

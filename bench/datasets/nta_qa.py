@@ -41,7 +41,6 @@ Deterministic: pages read in URL order, ids from the URLs.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import re
 import subprocess
@@ -50,9 +49,8 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _source import Source, write_beir
+from _source import Source, build_parser, print_report, write_beir
 
-ROOT = Path(__file__).resolve().parents[2]
 REPOSITORY = "Momonganz/dify_tax_mammoth"
 FOLDER = "tax_data/scraped_JPtax"
 MARK = "【照会要旨】"
@@ -218,15 +216,12 @@ def _tree(source: Source) -> str:
 
 
 def main(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("source", type=Path, help=f"checkout or git directory of {REPOSITORY}")
-    parser.add_argument("--rev", default="HEAD")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "data" / "nta-qa")
+    parser = build_parser(__doc__, REPOSITORY, "nta-qa")
     parser.add_argument("--max-queries", type=int, default=1000)
     parser.add_argument("--max-query-chars", type=int, default=MAX_QUERY_CHARS)
     args = parser.parse_args(argv)
     report = build(Source(args.source, args.rev), args.out, args.max_queries, args.max_query_chars)
-    print({k: v for k, v in report.items() if k not in ("source", "urls")})
+    print_report(report, ("source", "urls"))
 
 
 if __name__ == "__main__":

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import os
 import re
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tansaku.errors import ConfigError
 
@@ -89,3 +91,21 @@ class Workspace:
         return sorted(
             p.name for p in self.collections_dir.iterdir() if (p / "config.toml").is_file()
         )
+
+
+SETTINGS_FILE = "tansaku.toml"
+
+
+def settings_table(home: Path, name: str) -> Any:
+    """The ``[name]`` table of the workspace's ``tansaku.toml`` as parsed (``{}`` without the
+    file or the table), read at every call; the caller checks its shape and keys. Invalid TOML
+    is a :class:`ConfigError` naming the file."""
+    path = home / SETTINGS_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    try:
+        return tomllib.loads(text).get(name, {})
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} の TOML が不正です: {exc}") from None

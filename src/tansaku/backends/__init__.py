@@ -11,7 +11,6 @@ tables) is local whatever the backend.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Hashable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -24,7 +23,7 @@ from tansaku.backends.locks import WaitFn
 from tansaku.collection import Collection
 from tansaku.config import CollectionConfig
 from tansaku.errors import ConfigError
-from tansaku.workspace import Workspace
+from tansaku.workspace import Workspace, settings_table
 
 
 class Backend(Protocol):
@@ -168,15 +167,7 @@ def configured_url(workspace: Workspace) -> str | None:
     url = os.environ.get(ENV_URL, "").strip()
     if url:
         return url
-    path = workspace.home / "tansaku.toml"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    try:
-        table = tomllib.loads(text).get("qdrant", {})
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} の TOML が不正です: {exc}") from None
+    table = settings_table(workspace.home, "qdrant")
     found = table.get("url") if isinstance(table, dict) else None
     return found.strip() if isinstance(found, str) and found.strip() else None
 

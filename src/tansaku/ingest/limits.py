@@ -10,7 +10,6 @@ administrator meant to refuse.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,8 +17,7 @@ from typing import Any
 
 from tansaku.errors import ConfigError
 from tansaku.ingest.loaders.settings import MB, IngestLimits
-
-CONFIG_FILE = "tansaku.toml"
+from tansaku.workspace import settings_table
 
 
 @dataclass(frozen=True)
@@ -79,16 +77,7 @@ def limits_from(table: Mapping[str, Any]) -> IngestLimits:
 def workspace_limits(home: Path) -> IngestLimits:
     """The limits of the workspace at ``home`` (the defaults when it has no ``tansaku.toml`` or
     no ``[ingest]`` table); read at every call, so an edit applies to the next ingest."""
-    path = home / CONFIG_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (FileNotFoundError, NotADirectoryError):
-        return IngestLimits()
-    try:
-        parsed = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path.name} の TOML が不正です: {exc}") from None
-    return limits_from(parsed.get("ingest", {}))
+    return limits_from(settings_table(home, "ingest"))
 
 
 __all__ = ["KEYS", "limits_from", "workspace_limits"]

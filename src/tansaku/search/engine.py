@@ -176,8 +176,7 @@ def search(
     )
     suggestion = None
     if not hits:  # what was tried and what to try next, in Japanese
-        stats = collection.state.bm25.get(request.tenant, {}).values()
-        empty = not any(st.count > 0 for st in stats)
+        empty = not collection.has_records(request.tenant)
         suggestion = zero_hit_suggestion(request.query, plan, analyzer, empty=empty)
     result = SearchResult(
         query_id=uuid.uuid4().hex,

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -28,8 +27,8 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from tansaku.errors import ConfigError, TansakuError
+from tansaku.workspace import settings_table
 
-CONFIG_FILE = "tansaku.toml"
 MB = 1024 * 1024
 HF_BASE = "https://huggingface.co/datasets"
 
@@ -100,15 +99,7 @@ def settings_from(table: Mapping[str, Any]) -> FetchSettings:
 
 def workspace_settings(home: Path) -> FetchSettings:
     """The ``[fetch]`` settings of the workspace at ``home`` (read at every download)."""
-    try:
-        text = (home / CONFIG_FILE).read_text(encoding="utf-8")
-    except (FileNotFoundError, NotADirectoryError):
-        return FetchSettings()
-    try:
-        parsed = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{CONFIG_FILE} の TOML が不正です: {exc}") from None
-    return settings_from(parsed.get("fetch", {}))
+    return settings_from(settings_table(home, "fetch"))
 
 
 def plain_url(url: str) -> str:

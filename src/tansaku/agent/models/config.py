@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import os
 import threading
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -37,7 +36,7 @@ from typing import Any
 
 from tansaku.agent.models.base import ChatModel
 from tansaku.errors import ConfigError
-from tansaku.workspace import Workspace
+from tansaku.workspace import Workspace, settings_table
 
 CONFIG_FILE = "tansaku.toml"
 PROVIDERS = ("openai", "gemini", "llamacpp", "none")
@@ -137,13 +136,7 @@ def _from_mapping(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
 
 def _file_settings(home: Path) -> dict[str, Any]:
     path = home / CONFIG_FILE
-    if not path.is_file():
-        return {}
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} の TOML が不正です: {exc}") from None
-    section = data.get("llm", {})
+    section = settings_table(home, "llm")
     if not isinstance(section, dict):
         raise ConfigError(f"{path} の llm は [llm] セクションにしてください")
     if "api_key" in section:

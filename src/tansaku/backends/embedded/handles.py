@@ -21,7 +21,6 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import tomllib
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,6 +31,7 @@ from tansaku.backends.locks import ReaderPin
 from tansaku.errors import ConfigError, StorageError
 from tansaku.store.edge import EdgeStore
 from tansaku.store.units import UnitStore
+from tansaku.workspace import settings_table
 
 log = logging.getLogger("tansaku.backends.embedded.handles")
 ENV_OPEN = "TANSAKU_OPEN_COLLECTIONS"
@@ -165,15 +165,7 @@ def open_limit() -> int:
 def configure(home: Path) -> None:
     """Take the limit from ``[server] open_collections`` of ``<home>/tansaku.toml`` when set
     (a process opening several workspaces keeps the last one's)."""
-    path = home / "tansaku.toml"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    try:
-        table = tomllib.loads(text).get("server", {})
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} の TOML が不正です: {exc}") from None
+    table = settings_table(home, "server")
     if not isinstance(table, dict) or "open_collections" not in table:
         return
     set_open_limit(_check_limit(table["open_collections"], "[server] の open_collections"))

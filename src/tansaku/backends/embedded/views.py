@@ -11,7 +11,7 @@ import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from tansaku.backends.embedded import generations, handles
 from tansaku.backends.embedded.migrate import needs_migration
@@ -79,7 +79,7 @@ class CollectionInfo:
 
 def info_of(name: str, col: Collection) -> CollectionInfo:
     """What ``tansaku collections`` shows of a view."""
-    teams = tuple(sorted(t for t, f in col.state.bm25.items() if _has_records(f)))
+    teams = tuple(sorted(t for t in col.state.bm25 if col.has_records(t)))
     return CollectionInfo(
         name=name,
         description=col.config.description,
@@ -122,7 +122,3 @@ def list_infos(
     """``read`` of every name but those removed while the listing runs."""
     found = (unless_gone(name, read, exists) for name in names)
     return [info for info in found if info is not None]
-
-
-def _has_records(fields: dict[str, Any]) -> bool:
-    return any(getattr(st, "count", 0) > 0 for st in fields.values())

@@ -21,12 +21,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tansaku.server import uploads
 from tansaku.server.errors import ApiError
-from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.respond import JsonResponse
 from tansaku.server.responses import WRITE, documented
 from tansaku.server.responses.jobs import JobResponse
-from tansaku.server.routes.ingest import _check_target, _ingested
+from tansaku.server.routes.ingest import _check_target, submit_ingest
 from tansaku.server.state import StateDep, TeamDep
-from tansaku.server.worker import IngestTask, portable_embedder
 from tansaku.transfer.fetch import FetchError, download
 from tansaku.transfer.fetch_guard import workspace_settings
 from tansaku.workspace import validate_name
@@ -83,23 +82,12 @@ def fetch(name: str, body: FetchBody, state: StateDep, team: TeamDep) -> Respons
         raise
     if not exists:
         state.owners.add(collection, team)
-    task = IngestTask(
-        home=str(home),
-        collection=collection,
-        team=team,
-        paths=tuple(str(p) for p in got.sources),
-        mapping=None,
-        embedder=portable_embedder(state.client.embedder.inner),
-    )
-    job = state.jobs.submit(
-        kind="ingest",
-        team=team,
-        collection=collection,
-        files=[p.relative_to(folder).as_posix() for p in got.paths],
-        task=task,
-        client=state.client,
-        after=lambda result: _ingested(state, folder, result),
-        cleanup=lambda: shutil.rmtree(folder, ignore_errors=True),
+    return submit_ingest(
+        state,
+        team,
+        collection,
+        folder,
+        got.sources,
+        [p.relative_to(folder).as_posix() for p in got.paths],
         params={"url": got.url, "bytes": got.size},
     )
-    return json_response(job.to_dict(), 202)

@@ -136,6 +136,41 @@ def _ingested(state: AppState, folder: Path, result: dict[str, Any]) -> dict[str
     return result
 
 
+def submit_ingest(
+    state: AppState,
+    team: str,
+    collection: str,
+    folder: Path,
+    paths: list[Path],
+    files: list[str],
+    *,
+    mapping: dict[str, Any] | None = None,
+    params: dict[str, Any] | None = None,
+) -> Response:
+    """Files saved in ``folder`` ingested into the team's collection as a job (removed when
+    it ends): the 202 answer with the job."""
+    task = IngestTask(
+        home=str(state.client.workspace.home),
+        collection=collection,
+        team=team,
+        paths=tuple(str(p) for p in paths),
+        mapping=mapping,
+        embedder=portable_embedder(state.client.embedder.inner),
+    )
+    job = state.jobs.submit(
+        kind="ingest",
+        team=team,
+        collection=collection,
+        files=files,
+        task=task,
+        client=state.client,
+        after=lambda result: _ingested(state, folder, result),
+        cleanup=lambda: shutil.rmtree(folder, ignore_errors=True),
+        params=params,
+    )
+    return json_response(job.to_dict(), 202)
+
+
 def _check_target(state: AppState, team: str, name: str) -> bool:
     exists = state.client.has_collection(name)
     if exists and find_visible(state.client, state.owners, team, name) is None:
@@ -193,26 +228,16 @@ def ingest(
         raise
     if not exists:
         state.owners.add(name, team)  # the team sees its new collection while the job runs
-    task = IngestTask(
-        home=str(state.client.workspace.home),
-        collection=name,
-        team=team,
-        paths=tuple(str(p) for p in paths),
+    return submit_ingest(
+        state,
+        team,
+        name,
+        folder,
+        paths,
+        names,
         mapping=chosen,
-        embedder=portable_embedder(state.client.embedder.inner),
-    )
-    job = state.jobs.submit(
-        kind="ingest",
-        team=team,
-        collection=name,
-        files=names,
-        task=task,
-        client=state.client,
-        after=lambda result: _ingested(state, folder, result),
-        cleanup=lambda: shutil.rmtree(folder, ignore_errors=True),
         params={"mapping": chosen["mapping"]} if chosen else None,
     )
-    return json_response(job.to_dict(), 202)
 
 
 @router.post(
