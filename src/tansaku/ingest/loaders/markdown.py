@@ -13,19 +13,10 @@ from typing import Any
 
 from tansaku.config import CollectionConfig
 from tansaku.errors import LoadError
-from tansaku.ingest.loaders.base import (
-    LoadResult,
-    base_metadata,
-    canonical_key,
-    decode,
-    set_metadata,
-    source_type,
-)
-from tansaku.ingest.loaders.sections import Block, ParsedDocument, document_records, split_header
+from tansaku.ingest.loaders.base import LoadResult, canonical_key, decode, set_metadata
+from tansaku.ingest.loaders.sections import Block, ParsedDocument, headed_document, headed_result
 from tansaku.ingest.loaders.settings import IngestSettings, SectionSettings
 from tansaku.ingest.sources import SourceFile
-
-DEFAULT_SOURCE_TYPE = "document"
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")
@@ -122,11 +113,15 @@ def parse_markdown(
             title = h1.text.strip()
             blocks = [b for b in blocks if b is not h1]
         rest = blocks
-    limit = next((i for i, b in enumerate(rest) if b.level), len(rest))
-    skip = split_header([b.text for b in rest[:limit]], settings.header_keys, meta, errors, where)
-    title = title or str(meta.get("title", "") or "") or fallback_title
-    meta.pop("title", None)
-    return ParsedDocument(title=title, blocks=list(rest[skip:]), metadata=meta, errors=errors)
+    return headed_document(
+        title,
+        rest,
+        settings.header_keys,
+        fallback_title=fallback_title,
+        where=where,
+        metadata=meta,
+        errors=errors,
+    )
 
 
 def load_markdown(
@@ -135,14 +130,7 @@ def load_markdown(
     text = decode(data)
     section = settings.markdown
     doc = parse_markdown(text, section, fallback_title=source.path.stem, where=str(source.path))
-    meta = base_metadata(
-        source,
-        title=doc.title,
-        source_type=source_type(section.source_type, config, DEFAULT_SOURCE_TYPE),
-        extra=doc.metadata,
-    )
-    records = document_records(source.doc_prefix, doc, section, config, meta)
-    return LoadResult(tuple(records), tuple(doc.errors))
+    return headed_result(source, doc, section, config)
 
 
 __all__ = ["load_markdown", "parse_markdown"]

@@ -24,16 +24,21 @@ from tansaku.config import CollectionConfig
 from tansaku.errors import LoadError
 from tansaku.ingest.loaders.base import (
     Chunk,
+    LoadResult,
     MetadataAt,
+    base_metadata,
     canonical_key,
     chunked,
     field_records,
     set_metadata,
+    source_type,
 )
 from tansaku.ingest.loaders.settings import SectionSettings
+from tansaku.ingest.sources import SourceFile
 from tansaku.records import Record
 
 BODY_FIELD = "body"
+DEFAULT_SOURCE_TYPE = "document"
 CHAPTER_LEVEL = 2
 SECTION_LEVEL = 3
 
@@ -87,6 +92,28 @@ def split_header(
         found += 1
         i += 1
     return i if found else 0
+
+
+def headed_document(
+    title: str,
+    blocks: Sequence[Block],
+    header_keys: Mapping[str, str],
+    *,
+    fallback_title: str,
+    where: str,
+    metadata: dict[str, Any] | None = None,
+    errors: list[LoadError] | None = None,
+) -> ParsedDocument:
+    """The document of ``blocks`` once the header lines before its first heading are read into
+    ``metadata`` (:func:`split_header`): titled ``title``, else by a ``タイトル:`` header line,
+    else ``fallback_title``."""
+    meta = {} if metadata is None else metadata
+    errs = [] if errors is None else errors
+    limit = next((i for i, b in enumerate(blocks) if b.level), len(blocks))
+    skip = split_header([b.text for b in blocks[:limit]], header_keys, meta, errs, where)
+    title = title or str(meta.get("title", "") or "") or fallback_title
+    meta.pop("title", None)
+    return ParsedDocument(title=title, blocks=list(blocks[skip:]), metadata=meta, errors=errs)
 
 
 def heading_key(text: str) -> str:
@@ -242,11 +269,28 @@ def document_records(
     return records
 
 
+def headed_result(
+    source: SourceFile, doc: ParsedDocument, settings: SectionSettings, config: CollectionConfig
+) -> LoadResult:
+    """What a headed document of ``source`` loads as: its records under ``settings``, with the
+    document's title and header metadata, and the problems its header had."""
+    meta = base_metadata(
+        source,
+        title=doc.title,
+        source_type=source_type(settings.source_type, config, DEFAULT_SOURCE_TYPE),
+        extra=doc.metadata,
+    )
+    records = document_records(source.doc_prefix, doc, settings, config, meta)
+    return LoadResult(tuple(records), tuple(doc.errors))
+
+
 __all__ = [
     "BODY_FIELD",
     "Block",
     "ParsedDocument",
     "document_records",
+    "headed_document",
+    "headed_result",
     "heading_key",
     "split_header",
 ]

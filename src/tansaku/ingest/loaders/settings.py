@@ -136,11 +136,20 @@ def _check_keys(table: Mapping[str, Any], allowed: set[str], section: str) -> No
         )
 
 
+def _keys(settings: type) -> set[str]:
+    """The keys a per-format table accepts: the fields of its settings."""
+    return {f.name for f in dataclasses.fields(settings)}
+
+
 def _str(table: Mapping[str, Any], key: str, section: str, default: str | None) -> str | None:
     value = table.get(key, default)
     if value is None or isinstance(value, str):
         return value
     raise ConfigError(f"[{section}] の {key} は文字列で指定してください(現在: {value!r})")
+
+
+def _source_type(table: Mapping[str, Any], section: str) -> str:
+    return _str(table, "source_type", section, "") or ""
 
 
 def _names(value: Any, where: str) -> tuple[str, ...]:
@@ -194,7 +203,7 @@ def _encoding(raw: Mapping[str, Any], section: str) -> str:
 
 
 def _sections(raw: Mapping[str, Any], section: str) -> SectionSettings:
-    _check_keys(raw, {"fields", "whole_field", "header_keys", "source_type"}, section)
+    _check_keys(raw, _keys(SectionSettings), section)
     fields = _field_map(raw, "fields", section)
     whole = _str(raw, "whole_field", section, "combined" if fields else "")
     header_raw = _table(raw, "header_keys", section)
@@ -207,34 +216,22 @@ def _sections(raw: Mapping[str, Any], section: str) -> SectionSettings:
         fields=fields,
         whole_field=whole or "",
         header_keys=header,
-        source_type=_str(raw, "source_type", section, "") or "",
+        source_type=_source_type(raw, section),
     )
 
 
 def _text(raw: Mapping[str, Any], section: str, *, encoding: bool) -> TextSettings:
-    allowed = {"source_type", "encoding"} if encoding else {"source_type"}
+    allowed = _keys(TextSettings) if encoding else {"source_type"}
     _check_keys(raw, allowed, section)
     return TextSettings(
         encoding=_encoding(raw, section),
-        source_type=_str(raw, "source_type", section, "") or "",
+        source_type=_source_type(raw, section),
     )
 
 
 def _csv(raw: Mapping[str, Any]) -> CsvSettings:
     section = "ingest.csv"
-    _check_keys(
-        raw,
-        {
-            "id_column",
-            "title_column",
-            "text_fields",
-            "metadata_columns",
-            "encoding",
-            "delimiter",
-            "source_type",
-        },
-        section,
-    )
+    _check_keys(raw, _keys(CsvSettings), section)
     delimiter = _str(raw, "delimiter", section, None)
     if delimiter is not None and len(delimiter) != 1:
         raise ConfigError(f"[{section}] の delimiter は1文字にしてください(現在: {delimiter!r})")
@@ -248,25 +245,13 @@ def _csv(raw: Mapping[str, Any]) -> CsvSettings:
         else (),
         encoding=_encoding(raw, section),
         delimiter=delimiter,
-        source_type=_str(raw, "source_type", section, "") or "",
+        source_type=_source_type(raw, section),
     )
 
 
 def _json(raw: Mapping[str, Any]) -> JsonSettings:
     section = "ingest.json"
-    _check_keys(
-        raw,
-        {
-            "id_key",
-            "title_key",
-            "records_key",
-            "fields",
-            "combined",
-            "metadata_keys",
-            "source_type",
-        },
-        section,
-    )
+    _check_keys(raw, _keys(JsonSettings), section)
     fields_raw = _table(raw, "fields", section)
     fields: list[tuple[str, str]] = []
     for name, path in fields_raw.items():
@@ -295,7 +280,7 @@ def _json(raw: Mapping[str, Any]) -> JsonSettings:
         fields=tuple(fields),
         combined=combined,
         metadata_keys=metadata,
-        source_type=_str(raw, "source_type", section, "") or "",
+        source_type=_source_type(raw, section),
     )
 
 

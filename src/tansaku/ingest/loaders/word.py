@@ -14,18 +14,12 @@ import re
 from typing import Any
 
 from tansaku.config import CollectionConfig
-from tansaku.errors import LoadError, MissingExtra
-from tansaku.ingest.loaders.base import (
-    LoadFailure,
-    LoadResult,
-    base_metadata,
-    source_type,
-)
-from tansaku.ingest.loaders.sections import Block, ParsedDocument, document_records, split_header
+from tansaku.errors import MissingExtra
+from tansaku.ingest.loaders.base import LoadFailure, LoadResult
+from tansaku.ingest.loaders.sections import Block, ParsedDocument, headed_document, headed_result
 from tansaku.ingest.loaders.settings import IngestSettings
 from tansaku.ingest.sources import SourceFile
 
-DEFAULT_SOURCE_TYPE = "document"
 CORRUPT = "Word文書(docx)を読み込めません(破損している可能性があります)"
 _HEADING_STYLE = re.compile(r"^(?:heading|見出し)\s*(\d)$", re.IGNORECASE)
 
@@ -81,15 +75,13 @@ def _parse(document: Any, source: SourceFile, settings: IngestSettings) -> Parse
             title = (document.core_properties.title or "").strip()
         except Exception:
             title = ""
-    meta: dict[str, Any] = {}
-    errors: list[LoadError] = []
-    limit = next((i for i, b in enumerate(blocks) if b.level), len(blocks))
-    skip = split_header(
-        [b.text for b in blocks[:limit]], settings.docx.header_keys, meta, errors, str(source.path)
+    return headed_document(
+        title,
+        blocks,
+        settings.docx.header_keys,
+        fallback_title=source.path.stem,
+        where=str(source.path),
     )
-    title = title or str(meta.get("title", "") or "") or source.path.stem
-    meta.pop("title", None)
-    return ParsedDocument(title=title, blocks=blocks[skip:], metadata=meta, errors=errors)
 
 
 def load_docx(
@@ -106,15 +98,7 @@ def load_docx(
         raise
     except Exception as exc:  # not a zip, missing parts, bad XML...
         raise LoadFailure(f"{CORRUPT}: {type(exc).__name__}: {exc}") from None
-    section = settings.docx
-    meta = base_metadata(
-        source,
-        title=doc.title,
-        source_type=source_type(section.source_type, config, DEFAULT_SOURCE_TYPE),
-        extra=doc.metadata,
-    )
-    records = document_records(source.doc_prefix, doc, section, config, meta)
-    return LoadResult(tuple(records), tuple(doc.errors))
+    return headed_result(source, doc, settings.docx, config)
 
 
 __all__ = ["load_docx"]
