@@ -37,6 +37,7 @@ from tansaku.server.jobs import JobRunner
 from tansaku.server.metrics import Metrics
 from tansaku.server.middleware import BodyLimit, RequestMetrics, SecurityHeaders
 from tansaku.server.owners import Owners
+from tansaku.server.respond import JsonResponse
 from tansaku.server.routes import (
     ask,
     collections,
@@ -47,6 +48,7 @@ from tansaku.server.routes import (
     ingest,
     qa,
     search,
+    table_upload,
     tables,
     unanswered,
 )
@@ -63,6 +65,7 @@ ROUTERS = (
     ask,
     conversations,
     ingest,
+    table_upload,
     fetch,
     qa,
     feedback,
@@ -218,6 +221,7 @@ def create_app(
         docs_url=None,
         redoc_url=None,
         lifespan=lifespan,
+        default_response_class=JsonResponse,
     )
     app.state.tansaku = state
     errors.install(app)

@@ -1,7 +1,8 @@
 """JSON responses as the CLI's ``--json`` writes them: non-ASCII kept, dates as ISO strings.
 
 A ``JSONResponse`` to FastAPI, so that ``/openapi.json`` types a route's body with the model of
-its ``responses=`` (``tansaku.server.responses``); the bytes are this class's own."""
+its ``responses=`` (``tansaku.server.responses``); the bytes are this class's own. The app's
+default response class, so no route names it."""
 
 from __future__ import annotations
 

@@ -6,8 +6,7 @@ validates nor filters a returned ``Response``), so declaring a body costs a requ
 changes no byte of it. Models are permissive (unknown keys allowed; a key a body sometimes
 leaves out is optional) so a new field is never a schema mismatch.
 
-    @router.post("/api/search", response_class=JsonResponse,
-                 responses=documented(SearchResponse, *WRITE, 404, 409, 501))
+    @router.post("/api/search", responses=documented(SearchResponse, *WRITE, 404, 409, 501))
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from fastapi.responses import Response, StreamingResponse
 from tansaku.errors import TansakuError, public_message
 from tansaku.server.errors import ApiError, error_body, library_status
 from tansaku.server.owners import visible
-from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.respond import json_response
 from tansaku.server.responses import WRITE, Responses, documented
 from tansaku.server.responses.agent import AskResponse
 from tansaku.server.schemas import AskBody, now_of
@@ -153,7 +153,6 @@ def _check(body: AskBody) -> None:
 
 @router.post(
     "/api/ask",
-    response_class=JsonResponse,
     summary="質問に出典つきで答える",
     responses=RESPONSES,
 )

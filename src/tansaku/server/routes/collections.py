@@ -18,7 +18,7 @@ from tansaku.records import Record
 from tansaku.search.types import SearchRequest
 from tansaku.server.errors import ApiError, collection_missing, name_unavailable
 from tansaku.server.owners import find_visible, visible
-from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.respond import json_response
 from tansaku.server.responses import WRITE, documented
 from tansaku.server.responses.collections import (
     CollectionConfig as ConfigResponse,
@@ -63,7 +63,6 @@ def _visible(state: AppState, team: str, name: str) -> CollectionInfo:
 
 @router.get(
     "/api/collections",
-    response_class=JsonResponse,
     summary="コレクション一覧",
     responses=documented(CollectionList),
 )
@@ -78,7 +77,6 @@ def list_collections(state: StateDep, team: TeamDep) -> Response:
 
 @router.post(
     "/api/collections",
-    response_class=JsonResponse,
     status_code=201,
     summary="コレクションを作成",
     responses=documented(CollectionSummary, *WRITE, 409, status=201, description="作成した"),
@@ -109,26 +107,6 @@ def create_collection(body: CollectionBody, state: StateDep, team: TeamDep) -> R
     return json_response(_summary(state, team, info), 201)
 
 
-@router.delete(
-    "/api/collections/{name}",
-    response_class=JsonResponse,
-    summary="削除",
-    responses=documented(CollectionDeleted, *WRITE, 404, 409),
-)
-def delete_collection(name: str, state: StateDep, team: TeamDep) -> Response:
-    """チームの記録を削除する。ほかのチームの記録が残らなければコレクションごと削除する。"""
-    _visible(state, team, name)
-    with state.jobs.collection_lock(name):
-        state.client.delete_collection(name, team=team)
-        state.owners.remove(name, team)
-        with state.client.reading(name) as col:
-            empty = col.is_empty()
-        removed = empty and not state.owners.teams(name)
-        if removed:
-            state.client.delete_collection(name)
-    return json_response({"deleted": name, "collection_removed": removed})
-
-
 def _drop_if_unused(state: AppState, name: str) -> bool:
     """Remove a collection no team has records in or created (under its lock)."""
     with state.client.reading(name) as col:
@@ -139,9 +117,23 @@ def _drop_if_unused(state: AppState, name: str) -> bool:
     return False
 
 
+@router.delete(
+    "/api/collections/{name}",
+    summary="削除",
+    responses=documented(CollectionDeleted, *WRITE, 404, 409),
+)
+def delete_collection(name: str, state: StateDep, team: TeamDep) -> Response:
+    """チームの記録を削除する。ほかのチームの記録が残らなければコレクションごと削除する。"""
+    _visible(state, team, name)
+    with state.jobs.collection_lock(name):
+        state.client.delete_collection(name, team=team)
+        state.owners.remove(name, team)
+        removed = _drop_if_unused(state, name)
+    return json_response({"deleted": name, "collection_removed": removed})
+
+
 @router.post(
     "/api/collections/reset",
-    response_class=JsonResponse,
     summary="チームの記録をすべて削除",
     responses=documented(TeamReset, *WRITE, 409),
 )
@@ -168,7 +160,6 @@ def reset(body: ResetBody, state: StateDep, team: TeamDep) -> Response:
 
 @router.post(
     "/api/collections/{name}/merge",
-    response_class=JsonResponse,
     summary="コレクションの統合",
     responses=documented(CollectionMerged, *WRITE, 404, 409),
 )
@@ -191,7 +182,6 @@ def merge(name: str, body: MergeBody, state: StateDep, team: TeamDep) -> Respons
 
 @router.get(
     "/api/collections/{name}/config",
-    response_class=JsonResponse,
     summary="コレクション設定",
     responses=documented(ConfigResponse, 400, 404, 422),
 )
@@ -213,7 +203,6 @@ def _record(r: Record) -> dict[str, Any]:
 
 @router.get(
     "/api/collections/{name}/records",
-    response_class=JsonResponse,
     summary="記録の閲覧",
     responses=documented(RecordPage, 400, 404, 409, 422, 501),
 )

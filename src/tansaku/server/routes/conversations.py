@@ -14,7 +14,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 from tansaku.server.errors import ApiError
-from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.respond import json_response
 from tansaku.server.responses import documented
 from tansaku.server.responses.agent import ConversationHistory, ConversationList
 from tansaku.server.state import StateDep, TeamDep
@@ -24,7 +24,6 @@ router = APIRouter(tags=["エージェント"])
 
 @router.get(
     "/api/conversations",
-    response_class=JsonResponse,
     summary="会話の一覧",
     responses=documented(ConversationList),
 )
@@ -37,7 +36,6 @@ def listing(state: StateDep, team: TeamDep) -> Response:
 
 @router.get(
     "/api/conversations/{conversation_id}",
-    response_class=JsonResponse,
     summary="会話の履歴",
     responses=documented(ConversationHistory, 404, 422),
 )

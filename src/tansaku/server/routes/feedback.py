@@ -25,7 +25,7 @@ from tansaku.errors import InvalidRequest
 from tansaku.server.auth import presented_key
 from tansaku.server.dates import check_date_text
 from tansaku.server.events import collection_versions
-from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.respond import json_response
 from tansaku.server.responses import WRITE, documented
 from tansaku.server.responses.feedback import FeedbackRecord, FeedbackStats
 from tansaku.server.schemas import FeedbackBody
@@ -46,7 +46,6 @@ def client_of(request: Request) -> str:
 
 @router.post(
     "/api/feedback",
-    response_class=JsonResponse,
     status_code=201,
     summary="検索結果の評価",
     responses=documented(FeedbackRecord, *WRITE, 404, 429, status=201, description="保存した"),
@@ -111,7 +110,6 @@ def parse_bound(value: str | None, *, end: bool, parameter: str | None = None) -
 
 @router.get(
     "/api/feedback/stats",
-    response_class=JsonResponse,
     summary="フィードバック集計",
     responses=documented(FeedbackStats, 400, 422),
 )

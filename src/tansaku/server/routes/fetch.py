@@ -21,7 +21,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tansaku.server import uploads
 from tansaku.server.errors import ApiError
-from tansaku.server.respond import JsonResponse
 from tansaku.server.responses import WRITE, documented
 from tansaku.server.responses.jobs import JobResponse
 from tansaku.server.routes.ingest import _check_target, submit_ingest
@@ -50,7 +49,6 @@ class FetchBody(BaseModel):
 
 @router.post(
     "/api/collections/{name}/fetch",
-    response_class=JsonResponse,
     status_code=202,
     summary="URL から取り込む",
     responses=documented(

@@ -20,7 +20,7 @@ from fastapi.responses import PlainTextResponse, Response
 
 from tansaku.server.errors import ApiError
 from tansaku.server.owners import visible
-from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.respond import json_response
 from tansaku.server.responses import documented, plain_text
 from tansaku.server.responses.health import Health
 from tansaku.server.state import AppState, StateDep, get_team
@@ -80,7 +80,6 @@ def _model(state: AppState) -> dict[str, Any]:
 
 @router.get(
     "/healthz",
-    response_class=JsonResponse,
     summary="稼働状況",
     responses=documented(Health)
     | {503: {"model": Health, "description": "どれかが使えない(status: degraded)"}},

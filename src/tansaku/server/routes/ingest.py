@@ -13,8 +13,6 @@ and saved into the collection's ``[ingest.csv]`` / ``[ingest.json]`` with the jo
 
 from __future__ import annotations
 
-import json
-import re
 import shutil
 from pathlib import Path
 from typing import Annotated, Any
@@ -22,7 +20,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, File, Form, UploadFile
 from fastapi.responses import Response
 
-from tansaku.errors import LoadError, public_message
+from tansaku.errors import public_message
 from tansaku.ingest.mapping import (
     MAX_MAPPING_BYTES,
     MappingError,
@@ -35,47 +33,14 @@ from tansaku.ingest.preview import FileProblem, Table, preview, read_table, tabl
 from tansaku.server import uploads
 from tansaku.server.errors import ApiError, name_unavailable, not_found
 from tansaku.server.owners import find_visible
-from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.respond import json_response
 from tansaku.server.responses import WRITE, documented
 from tansaku.server.responses.jobs import JobResponse, TablePreview
-from tansaku.server.responses.tables import TableInferred, TableRegistered
 from tansaku.server.state import AppState, StateDep, TeamDep
 from tansaku.server.worker import IngestTask, portable_embedder
 from tansaku.workspace import validate_name
 
 router = APIRouter(tags=["取り込み"])
-CHUNK = 1024 * 1024
-_UNSAFE_NAME = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def safe_filename(raw: str | None) -> str:
-    """The base name of an uploaded file, or a 400: no folders, no control characters, not
-    hidden, at most 200 characters."""
-    name = (raw or "").replace("\\", "/").rsplit("/", 1)[-1].strip()
-    if not name or name in (".", "..") or name.startswith(".") or _UNSAFE_NAME.search(name):
-        raise ApiError(
-            400, "invalid_filename", f"ファイル名「{_UNSAFE_NAME.sub('?', raw or '')}」は使えません"
-        )
-    if len(name) > 200:
-        raise ApiError(400, "invalid_filename", "ファイル名が長すぎます(200文字まで)")
-    return name
-
-
-def _too_large(name: str, limit: int) -> ApiError:
-    return ApiError(
-        413, "file_too_large", f"ファイル「{name}」が大きすぎます(上限 {limit:,} バイト)"
-    )
-
-
-def _save(upload: UploadFile, target: Path, limit: int) -> int:
-    size = 0
-    with target.open("wb") as fh:
-        while chunk := upload.file.read(CHUNK):
-            size += len(chunk)
-            if size > limit:
-                raise _too_large(target.name, limit)
-            fh.write(chunk)
-    return size
 
 
 def _unprocessable(exc: Exception) -> ApiError:
@@ -180,7 +145,6 @@ def _check_target(state: AppState, team: str, name: str) -> bool:
 
 @router.post(
     "/api/ingest",
-    response_class=JsonResponse,
     status_code=202,
     summary="ファイルを取り込む",
     responses=documented(JobResponse, *WRITE, 409, status=202, description="ジョブを開始した"),
@@ -212,7 +176,7 @@ def ingest(
         raise ApiError(
             413, "too_many_files", f"ファイルが多すぎます(1回に {settings.max_upload_files} 個まで)"
         )
-    names = [safe_filename(f.filename) for f in files]
+    names = [uploads.safe_filename(f.filename) for f in files]
     if len(set(names)) != len(names):
         raise ApiError(400, "duplicate_filename", "同じ名前のファイルが複数あります")
     folder = uploads.new_folder(state.client.workspace.home)
@@ -220,7 +184,7 @@ def ingest(
         paths = []
         for upload, fname in zip(files, names, strict=True):
             target = folder / fname
-            _save(upload, target, settings.max_upload_file_bytes)
+            uploads.save_upload(upload, target, settings.max_upload_file_bytes)
             paths.append(target)
         chosen = _mapping_for(state, name, mapping, paths) if mapping is not None else None
     except BaseException:
@@ -242,7 +206,6 @@ def ingest(
 
 @router.post(
     "/api/ingest/preview",
-    response_class=JsonResponse,
     summary="表ファイルの下見",
     responses=documented(TablePreview, *WRITE),
 )
@@ -254,11 +217,11 @@ def ingest_preview(
 ) -> Response:
     """表ファイルの列・先頭5行・推奨の列の割り当て(suggested)を返す。`collection` が
     既存のコレクションなら、保存済みの割り当て(current)も返す。壊れたファイルは 422。"""
-    fname = safe_filename(file.filename)
+    fname = uploads.safe_filename(file.filename)
     limit = state.settings.max_upload_file_bytes
     data = file.file.read(limit + 1)
     if len(data) > limit:
-        raise _too_large(fname, limit)
+        raise uploads.too_large(fname, limit)
     visible = None
     if collection:
         visible = find_visible(state.client, state.owners, team, validate_name(collection))
@@ -273,8 +236,11 @@ def ingest_preview(
     return json_response(body)
 
 
-def _public(state: AppState, job: dict[str, Any]) -> dict[str, Any]:
-    """A job as a client sees it: no absolute path of the server in its messages."""
+def _job_answer(state: AppState, job_id: str, job: dict[str, Any] | None) -> Response:
+    """The team's job as a client sees it (no absolute path of the server in its messages),
+    or the 404 of a job the team does not have."""
+    if job is None:
+        raise not_found(f"ジョブ「{job_id[:64]}」")
     home = state.client.workspace.home
     if job.get("error"):
         job["error"] = public_message(str(job["error"]), home=home)
@@ -282,138 +248,24 @@ def _public(state: AppState, job: dict[str, Any]) -> dict[str, Any]:
         {**f, "reason": public_message(str(f["reason"]), home=home)} if "reason" in f else f
         for f in job.get("failures") or []
     ]
-    return job
+    return json_response(job)
 
 
 @router.get(
     "/api/jobs/{job_id}",
-    response_class=JsonResponse,
     summary="ジョブの状態",
     responses=documented(JobResponse, 404, 422),
 )
 def job_status(job_id: str, state: StateDep, team: TeamDep) -> Response:
-    job = state.jobs.get(job_id, team=team)
-    if job is None:
-        raise not_found(f"ジョブ「{job_id[:64]}」")
-    return json_response(_public(state, job))
+    return _job_answer(state, job_id, state.jobs.get(job_id, team=team))
 
 
 @router.post(
     "/api/jobs/{job_id}/cancel",
-    response_class=JsonResponse,
     summary="ジョブを取り消す",
     responses=documented(JobResponse, *WRITE, 404, 409),
 )
 def job_cancel(job_id: str, state: StateDep, team: TeamDep) -> Response:
     """待機中のジョブはすぐに取り消す(status: cancelled)。実行中のジョブは処理を止め、
     止まると cancelled になる(書きかけの内容は反映されない)。終わったジョブは 409。"""
-    job = state.jobs.cancel(job_id, team=team)
-    if job is None:
-        raise not_found(f"ジョブ「{job_id[:64]}」")
-    return json_response(_public(state, job))
-
-
-def _table_upload(state: AppState, file: UploadFile, folder: Path) -> tuple[str, Path]:
-    fname = safe_filename(file.filename)
-    if Path(fname).suffix.lower() not in (".csv", ".tsv"):
-        raise ApiError(400, "invalid_file", "表として登録できるのは CSV と TSV のファイルです")
-    target = folder / fname
-    _save(file, target, state.settings.max_upload_file_bytes)
-    return fname, target
-
-
-@router.post(
-    "/api/ingest/table/infer",
-    response_class=JsonResponse,
-    summary="CSV の列の型・説明・例を推定",
-    responses=documented(TableInferred, *WRITE),
-)
-def table_infer(
-    state: StateDep,
-    team: TeamDep,
-    file: Annotated[UploadFile, File(description="csv か tsv のファイル1つ")],
-    name: Annotated[str | None, Form(max_length=63)] = None,
-) -> Response:
-    """CSV を表(SQL)として登録する前に、列ごとの型(INTEGER・DATE など)・説明・例と表の名前を
-    推定して返す(何も登録しない)。直したものを `POST /api/ingest/table` に送る。"""
-    from tansaku.tables.infer import infer_table
-    from tansaku.tables.registry import check_table_name
-    from tansaku.tables.upload import inferred_dict
-
-    home = state.client.workspace.home
-    folder = uploads.new_folder(home)
-    try:
-        fname, path = _table_upload(state, file, folder)
-        try:
-            inferred = infer_table(path, name=check_table_name(name) if name else None)
-        except LoadError as exc:
-            raise ApiError(422, "invalid_file", public_message(str(exc), home=home)) from None
-        body = inferred_dict(inferred)
-        if not name:  # named after the file as it was sent, not the server's copy
-            from tansaku.tables.infer import table_name_of
-
-            body["name"] = table_name_of(Path(fname))
-        return json_response(body)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-@router.post(
-    "/api/ingest/table",
-    response_class=JsonResponse,
-    status_code=201,
-    summary="CSV を表(SQL)として登録",
-    responses=documented(TableRegistered, *WRITE, 409, status=201, description="登録した"),
-)
-def table_register(
-    state: StateDep,
-    team: TeamDep,
-    file: Annotated[UploadFile, File(description="csv か tsv のファイル1つ")],
-    entry: Annotated[str, Form(max_length=200_000, description="推定結果を直した JSON")],
-) -> Response:
-    """`POST /api/ingest/table/infer` の結果(name・description・columns の type/description/
-    example)を直した JSON と同じファイルを送ると、ワークスペースの表として登録し、その表だけを
-    読む SQL ツール `search_名前` も作る。表はワークスペース全体のものなので、管理用のキー
-    (またはキーなしのローカルサーバー)だけが登録できる(ほかは 403)。"""
-    from tansaku.tables.register import NameTaken
-    from tansaku.tables.upload import register_upload
-
-    if not (state.keyless() or team in state.settings.admin_teams):
-        raise ApiError(
-            403,
-            "admin_only",
-            "表はワークスペース全体で使われるため、管理用のキー(tansaku serve --admin-team)"
-            "でだけ登録できます",
-        )
-    try:
-        data = json.loads(entry)
-    except ValueError:
-        raise ApiError(400, "invalid_request", "entry が JSON として読めません") from None
-    if not isinstance(data, dict):
-        raise ApiError(400, "invalid_request", "entry は JSON のオブジェクトにしてください")
-    home = state.client.workspace.home
-    folder = uploads.new_folder(home)
-    try:
-        fname, path = _table_upload(state, file, folder)
-        try:
-            added = register_upload(state.client.workspace, path, fname, data)
-        except NameTaken as exc:
-            raise ApiError(409, "table_exists", str(exc)) from None
-        except LoadError as exc:
-            raise ApiError(422, "invalid_file", public_message(str(exc), home=home)) from None
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-    with state._tables_lock:  # reopened with the new table at the next use
-        if state._tables is not None:
-            state._tables.close()
-            state._tables = None
-    spec = added.config.table(data["name"])
-    return json_response(
-        {
-            "table": spec.name,
-            "rows": added.rows,
-            "columns": [{"name": c.name, "type": c.type.value} for c in spec.columns],
-            "tool": f"search_{spec.name}",
-        },
-        201,
-    )
+    return _job_answer(state, job_id, state.jobs.cancel(job_id, team=team))

@@ -20,7 +20,7 @@ from pydantic import Field
 
 from tansaku.server.errors import ApiError, collection_missing, name_unavailable
 from tansaku.server.owners import find_visible
-from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.respond import json_response
 from tansaku.server.responses import WRITE, documented
 from tansaku.server.responses.jobs import JobResponse
 from tansaku.server.schemas import Body, Name
@@ -60,7 +60,6 @@ def _generated(state: AppState, body: QABody, data: dict[str, Any]) -> dict[str,
 
 @router.post(
     "/api/qa/generate",
-    response_class=JsonResponse,
     status_code=202,
     summary="Q/A ペアを生成する",
     responses=documented(

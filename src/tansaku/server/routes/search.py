@@ -11,7 +11,7 @@ from fastapi.responses import Response
 from tansaku.search.types import SearchRequest, SearchResult
 from tansaku.server.errors import collection_missing
 from tansaku.server.owners import find_visible
-from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.respond import json_response
 from tansaku.server.responses import WRITE, documented
 from tansaku.server.responses.search import SearchResponse
 from tansaku.server.schemas import SearchBody
@@ -36,7 +36,6 @@ def run_search(state: AppState, request: SearchRequest) -> SearchResult:
 
 @router.post(
     "/api/search",
-    response_class=JsonResponse,
     summary="ハイブリッド検索",
     responses=documented(SearchResponse, *WRITE, 404, 409, 501),
 )

@@ -16,7 +16,7 @@ from fastapi.responses import Response
 from tansaku.errors import ConfigError, InvalidRequest, public_message
 from tansaku.server.dates import check_date_text
 from tansaku.server.errors import ApiError
-from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.respond import json_response
 from tansaku.server.responses import WRITE, documented
 from tansaku.server.responses.tables import SqlResult, StatsResult, TableList, TablesReloaded
 from tansaku.server.schemas import Body, Name, SqlBody
@@ -35,7 +35,6 @@ DateText = Annotated[str | None, Query(max_length=40)]
 
 @router.get(
     "/api/tables",
-    response_class=JsonResponse,
     summary="テーブル一覧",
     responses=documented(TableList, 404, 501),
 )
@@ -60,7 +59,6 @@ def list_tables(state: StateDep, team: TeamDep) -> Response:
 
 @router.post(
     "/api/sql",
-    response_class=JsonResponse,
     summary="読み取り専用 SQL",
     responses=documented(SqlResult, *WRITE, 404, 501),
 )
@@ -80,7 +78,6 @@ def run_sql(body: SqlBody, state: StateDep, team: TeamDep) -> Response:
 
 @router.post(
     "/api/tables/reload",
-    response_class=JsonResponse,
     summary="テーブルの読み込み直し",
     responses=documented(TablesReloaded, *WRITE, 404, 501),
 )
@@ -146,7 +143,6 @@ def _dates(
 
 @router.get(
     "/api/stats/{kind}",
-    response_class=JsonResponse,
     summary="日報の集計",
     responses=documented(StatsResult, 400, 404, 422, 501),
 )

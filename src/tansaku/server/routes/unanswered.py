@@ -4,13 +4,13 @@ a 404)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import Response
-from pydantic import Field
+from pydantic import BaseModel, Field
 
-from tansaku.server.respond import JsonResponse, json_response
+from tansaku.server.respond import json_response
 from tansaku.server.responses import WRITE, documented
 from tansaku.server.responses.feedback import UnansweredPage, UnansweredQuestion
 from tansaku.server.routes.feedback import parse_bound
@@ -20,40 +20,51 @@ from tansaku.server.state import StateDep, TeamDep
 router = APIRouter(tags=["未回答ログ"])
 
 
+class UnansweredFilter(BaseModel):
+    """The query's filter of the unanswered log (``collection``, ``from``, ``to``, ``resolved``)."""
+
+    collection: Annotated[str | None, Field(max_length=200)] = None
+    date_from: Annotated[str | None, Field(alias="from", max_length=40)] = None
+    date_to: Annotated[str | None, Field(alias="to", max_length=40)] = None
+    resolved: bool | None = None
+
+    def keywords(self) -> dict[str, Any]:
+        """The filter keywords of the log's ``find`` and ``count``; ``from`` and ``to`` are days
+        (Asia/Tokyo, ``to`` inclusive) or datetimes."""
+        return {
+            "collection": self.collection,
+            "start": parse_bound(self.date_from, end=False),
+            "end": parse_bound(self.date_to, end=True),
+            "resolved": self.resolved,
+        }
+
+
+class UnansweredPageQuery(UnansweredFilter):
+    offset: Annotated[int, Field(ge=0, le=10_000_000)] = 0
+    limit: Annotated[int, Field(ge=1, le=200)] = 50
+
+
 class ResolveBody(Body):
     resolution: Annotated[str, Field(max_length=1_000)] = ""
 
 
 @router.get(
     "/api/unanswered",
-    response_class=JsonResponse,
     summary="未回答の質問",
     responses=documented(UnansweredPage, 400, 422),
 )
 def listing(
-    state: StateDep,
-    team: TeamDep,
-    collection: Annotated[str | None, Query(max_length=200)] = None,
-    date_from: Annotated[str | None, Query(alias="from", max_length=40)] = None,
-    date_to: Annotated[str | None, Query(alias="to", max_length=40)] = None,
-    resolved: bool | None = None,
-    offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    state: StateDep, team: TeamDep, query: Annotated[UnansweredPageQuery, Query()]
 ) -> Response:
     """新しい順。例: `/api/unanswered?collection=reports&from=2025-12-01&resolved=false`"""
-    filters = {
-        "collection": collection,
-        "start": parse_bound(date_from, end=False),
-        "end": parse_bound(date_to, end=True),
-        "resolved": resolved,
-    }
+    filters = query.keywords()
     repo = state.appdb.unanswered
-    items = repo.find(team, limit=limit, offset=offset, **filters)
+    items = repo.find(team, limit=query.limit, offset=query.offset, **filters)
     return json_response(
         {
             "total": repo.count(team, **filters),
-            "offset": offset,
-            "limit": limit,
+            "offset": query.offset,
+            "limit": query.limit,
             "unanswered": [i.to_dict() for i in items],
         }
     )
@@ -61,7 +72,6 @@ def listing(
 
 @router.post(
     "/api/unanswered/{question_id}/resolve",
-    response_class=JsonResponse,
     summary="解決済みにする",
     responses=documented(UnansweredQuestion, *WRITE, 404),
 )

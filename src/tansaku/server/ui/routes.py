@@ -19,7 +19,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import RedirectResponse, Response
 
-from tansaku.server.routes.feedback import parse_bound
+from tansaku.server.routes.unanswered import UnansweredFilter
 from tansaku.server.state import StateDep, TeamDep
 from tansaku.server.ui.overview import document_records, overview, record_view
 from tansaku.server.ui.sessions import (
@@ -254,21 +254,12 @@ def _csv_cell(value: Any) -> str:
 
 @router.get("/unanswered.csv")
 def unanswered_csv(
-    state: StateDep,
-    team: TeamDep,
-    collection: Annotated[str | None, Query(max_length=200)] = None,
-    date_from: Annotated[str | None, Query(alias="from", max_length=40)] = None,
-    date_to: Annotated[str | None, Query(alias="to", max_length=40)] = None,
-    resolved: bool | None = None,
+    state: StateDep, team: TeamDep, query: Annotated[UnansweredFilter, Query()]
 ) -> Response:
     """The unanswered questions of the filter as CSV (UTF-8 with BOM, for Excel); times in
     Asia/Tokyo with their offset (``2025-12-11T09:00:00+09:00``), as the page shows them."""
-    filters = {
-        "collection": collection or None,
-        "start": parse_bound(date_from, end=False),
-        "end": parse_bound(date_to, end=True),
-        "resolved": resolved,
-    }
+    filters = query.keywords()
+    filters["collection"] = query.collection or None  # the page's form sends an empty field
     buf = io.StringIO()
     writer = csv.writer(buf)
     writer.writerow(["id", "日時", "コレクション", "質問", "理由", "ツール", "解決済み", "対応"])
