@@ -232,30 +232,19 @@ class Tansaku:
         """Load files/folders into ``collection`` for ``team``; see :class:`IngestReport`.
         Only regular files inside the given folders are read (``follow_symlinks`` also follows
         links that leave them); the source files are read before the writer lock is taken."""
-        from tansaku.ingest.bulk import write_records
-        from tansaku.ingest.pipeline import collection_config, ingest_records, load_sources
+        from tansaku.ingest.pipeline import collection_config, load_sources, sync_roots_of
 
-        validate_name(team, "チーム名")
-        cfg = collection_config(collection, config)
+        cfg = collection_config(collection, config, team)
         limits = self.ingest_limits
-        preview = self._preview(collection, cfg)
         records, failures = load_sources(  # missing paths are reported there
-            paths, preview, follow_symlinks=follow_symlinks, progress=progress, limits=limits
+            paths,
+            self._preview(collection, cfg),  # not held while writing: a view keeps its generation
+            follow_symlinks=follow_symlinks,
+            progress=progress,
+            limits=limits,
         )
-        sync_roots = [Path(p) for p in paths if Path(p).exists()] if sync else None
-        if dry_run:
-            return ingest_records(
-                preview,
-                records,
-                None,
-                tenant=team,
-                sync_roots=sync_roots,
-                dry_run=True,
-                failures=failures,
-            )
-        del preview  # a view keeps its generation on disk: let the writer remove it
-        opts: dict[str, Any] = {"sync_roots": sync_roots, "failures": failures}
-        return write_records(self, collection, cfg, records, team, on_wait, progress, **opts)
+        opts = {"sync_roots": sync_roots_of(paths) if sync else None, "failures": failures}
+        return self._write(records, collection, cfg, team, dry_run, on_wait, progress, **opts)
 
     def ingest_records(
         self,
@@ -270,21 +259,34 @@ class Tansaku:
         on_wait: WaitFn | None = None,
     ) -> IngestReport:
         """Ingest records you built yourself; ``sync`` makes the collection mirror them."""
-        from tansaku.ingest.bulk import write_records
-        from tansaku.ingest.pipeline import collection_config, ingest_records
+        from tansaku.ingest.pipeline import collection_config
 
-        validate_name(team, "チーム名")
-        cfg = collection_config(collection, config)
+        cfg = collection_config(collection, config, team)
+        return self._write(
+            records, collection, cfg, team, dry_run, on_wait, progress, sync_all=sync
+        )
+
+    def _write(
+        self,
+        records: Iterable[Record],
+        collection: str,
+        cfg: CollectionConfig | None,
+        team: str,
+        dry_run: bool,
+        on_wait: WaitFn | None,
+        progress: ProgressFn | None,
+        **options: Any,
+    ) -> IngestReport:
+        """``records`` planned against the collection and applied by one writer, or only
+        planned (``dry_run``: nothing is created or written); ``options`` of
+        :func:`tansaku.ingest.pipeline.ingest_records`."""
+        from tansaku.ingest.bulk import write_records
+        from tansaku.ingest.pipeline import ingest_records
+
         if dry_run:
-            return ingest_records(
-                self._preview(collection, cfg),
-                records,
-                None,
-                tenant=team,
-                sync_all=sync,
-                dry_run=True,
-            )
-        return write_records(self, collection, cfg, records, team, on_wait, progress, sync_all=sync)
+            preview = self._preview(collection, cfg)
+            return ingest_records(preview, records, None, tenant=team, dry_run=True, **options)
+        return write_records(self, collection, cfg, records, team, on_wait, progress, **options)
 
     # -- search -------------------------------------------------------------------------
     def search(

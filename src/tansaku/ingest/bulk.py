@@ -28,7 +28,7 @@ commits the batches it wrote before raising.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -39,12 +39,12 @@ from tansaku.embed.cache import CachedEmbedder
 from tansaku.ingest.apply import ProgressFn
 from tansaku.ingest.bulk_run import BulkOptions, BulkRun
 from tansaku.ingest.loaders.settings import IngestLimits
-from tansaku.ingest.pipeline import collection_config
+from tansaku.ingest.pipeline import collection_config, sync_roots_of
 from tansaku.ingest.progress import BulkProgress, Meter
 from tansaku.ingest.report import IngestReport
 from tansaku.ingest.stream import LoadedBatch, load_batches, record_batches, walk
 from tansaku.records import Record
-from tansaku.workspace import DEFAULT_TEAM, validate_name
+from tansaku.workspace import DEFAULT_TEAM
 
 BulkProgressFn = Callable[[BulkProgress], None]
 
@@ -120,6 +120,16 @@ class _Reporter:
             )
 
 
+@contextmanager
+def _writer(
+    ts: IngestTarget, collection: str, config: CollectionConfig | None, on_wait: WaitFn | None
+) -> Iterator[tuple[Collection, CachedEmbedder | None]]:
+    """The collection opened for writing (committed when the block ends) and the embedder its
+    dense axes need (``None`` without one)."""
+    with ts.writing(collection, config=config, on_wait=on_wait, lazy=True) as col:
+        yield col, ts.embedder if col.needs_dense else None
+
+
 def _ingest(
     ts: IngestTarget,
     batches: Callable[[Collection], Iterator[LoadedBatch]],
@@ -133,10 +143,8 @@ def _ingest(
     sync_roots: Sequence[Path] | None = None,
     sync_all: bool = False,
 ) -> IngestReport:
-    validate_name(team, "チーム名")
-    cfg = collection_config(collection, config)
-    with ts.writing(collection, config=cfg, on_wait=on_wait, lazy=True) as col:
-        embedder = ts.embedder if col.needs_dense else None
+    cfg = collection_config(collection, config, team)
+    with _writer(ts, collection, cfg, on_wait) as (col, embedder):
         run = BulkRun(col, embedder, team, options, reporter, ts.checkpoint)
         reporter.run = run
         report = run.execute(batches(col), sync_roots=sync_roots, sync_all=sync_all)
@@ -180,7 +188,6 @@ def bulk_ingest(
             limits=limits,
         )
 
-    roots = [Path(p) for p in paths if Path(p).exists()] if sync else None
     return _ingest(
         ts,
         batches,
@@ -190,7 +197,7 @@ def bulk_ingest(
         config=config,
         on_wait=on_wait,
         options=opts,
-        sync_roots=roots,
+        sync_roots=sync_roots_of(paths) if sync else None,
     )
 
 
@@ -238,11 +245,11 @@ def write_records(
     (:func:`tansaku.ingest.pipeline.ingest_records`): checkpoints publish as it goes."""
     from tansaku.ingest.pipeline import ingest_records
 
-    with ts.writing(collection, config=config, on_wait=on_wait, lazy=True) as col:
+    with _writer(ts, collection, config, on_wait) as (col, embedder):
         return ingest_records(
             col,
             records,
-            ts.embedder if col.needs_dense else None,
+            embedder,
             tenant=team,
             progress=progress,
             checkpoint=lambda: ts.checkpoint(col),

@@ -166,11 +166,18 @@ __all__ = [
 
 
 def collection_config(
-    collection: str, config: CollectionConfig | str | Path | None
+    collection: str, config: CollectionConfig | str | Path | None, team: str
 ) -> CollectionConfig | None:
-    """The config an ingest into ``collection`` writes with: a TOML path loaded, a config
-    renamed to the collection; ``None``: the collection's own (or the default)."""
+    """The config an ingest of ``team``'s records into ``collection`` writes with (both names
+    checked): a TOML path loaded, a config renamed to the collection; ``None``: the
+    collection's own (or the default)."""
+    validate_name(team, "チーム名")
     validate_name(collection)
     if isinstance(config, str | Path):
         config = load_config(config, name=collection)
     return config.with_name(collection) if config is not None else None
+
+
+def sync_roots_of(paths: Sequence[str | Path]) -> list[Path]:
+    """The given files and folders that exist: what a ``sync`` ingest mirrors."""
+    return [Path(p) for p in paths if Path(p).exists()]
