@@ -23,7 +23,7 @@ mode (``bm25``, ``dense`` or ``bigram``) and carries a weight for fusion::
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -32,6 +32,16 @@ from typing import Any, TypeVar
 from tansaku.errors import ConfigError
 
 _E = TypeVar("_E", bound="ConfigEnum")
+_S = TypeVar("_S", bound=StrEnum)
+
+
+def enum_choice(cls: type[_S], key: str, error: Callable[[str], Exception]) -> _S:
+    """The member of ``cls`` whose value is ``key``; for any other key, ``error(valid)`` is
+    raised, ``valid`` being the members' values joined by ``", "``."""
+    try:
+        return cls(key)
+    except ValueError:
+        raise error(", ".join(m.value for m in cls)) from None
 
 
 class ConfigEnum(StrEnum):
@@ -39,12 +49,12 @@ class ConfigEnum(StrEnum):
 
     @classmethod
     def from_str(cls: type[_E], value: str) -> _E:
-        try:
-            return cls(value.strip().lower())
-        except ValueError:
-            valid = ", ".join(m.value for m in cls)
-            label = _LABELS.get(cls.__name__, cls.__name__)
-            raise ConfigError(f"{label}「{value}」は使えません。使える値: {valid}") from None
+        label = _LABELS.get(cls.__name__, cls.__name__)
+        return enum_choice(
+            cls,
+            value.strip().lower(),
+            lambda valid: ConfigError(f"{label}「{value}」は使えません。使える値: {valid}"),
+        )
 
 
 class AxisMode(ConfigEnum):

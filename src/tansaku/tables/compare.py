@@ -13,6 +13,7 @@ from datetime import date
 from enum import StrEnum
 from typing import Any
 
+from tansaku.config import enum_choice
 from tansaku.tables.daily import DAILY_REPORTS, JsonResult, ReportQuery, as_int, percent
 from tansaku.tables.period import AnalyticsError, Period, StoreScope, parse_date
 from tansaku.tables.sandbox import TableDatabase
@@ -25,11 +26,11 @@ class Metric(StrEnum):
 
     @classmethod
     def from_str(cls, value: str | Metric) -> Metric:
-        try:
-            return cls(str(value.value if isinstance(value, Metric) else value).strip().lower())
-        except ValueError:
-            valid = ", ".join(m.value for m in cls)
-            raise AnalyticsError(f"指標「{value}」は使えません。使える指標: {valid}") from None
+        return enum_choice(
+            cls,
+            str(value.value if isinstance(value, Metric) else value).strip().lower(),
+            lambda valid: AnalyticsError(f"指標「{value}」は使えません。使える指標: {valid}"),
+        )
 
 
 _METRIC_SQL = {

@@ -46,6 +46,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from tansaku.config import enum_choice
 from tansaku.errors import ConfigError
 
 DEFAULT_NO_ROWS_MESSAGE = "検索条件に一致するデータが見つかりませんでした"
@@ -64,11 +65,11 @@ class ColumnType(StrEnum):
 
     @classmethod
     def from_str(cls, value: str) -> ColumnType:
-        try:
-            return cls(str(value).strip().upper())
-        except ValueError:
-            valid = ", ".join(m.value for m in cls)
-            raise ConfigError(f"列の型「{value}」は使えません。使える型: {valid}") from None
+        return enum_choice(
+            cls,
+            str(value).strip().upper(),
+            lambda valid: ConfigError(f"列の型「{value}」は使えません。使える型: {valid}"),
+        )
 
     @property
     def duckdb_type(self) -> str:

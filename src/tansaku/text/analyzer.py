@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from tansaku.config import enum_choice
 from tansaku.errors import ConfigError
 from tansaku.text.normalize import normalize
 
@@ -55,6 +56,10 @@ _SENTENCE = re.compile(r"[^。!?]*(?:[。!?]+ ?|$)")
 _HIRAGANA_1 = re.compile(r"[\u3041-\u309f]")
 
 
+def _option_error(option: str, value: object) -> Callable[[str], ConfigError]:
+    return lambda valid: ConfigError(f"{option} は {valid} のいずれかです（指定値: {value!r}）")
+
+
 class SplitMode(StrEnum):
     """Sudachi split mode: A short units (東京/都), B middle, C long (東京都, 東京スカイツリー)."""
 
@@ -64,13 +69,7 @@ class SplitMode(StrEnum):
 
     @classmethod
     def from_str(cls, value: str) -> SplitMode:
-        try:
-            return cls(str(value).upper())
-        except ValueError:
-            valid = ", ".join(m.value for m in cls)
-            raise ConfigError(
-                f"split_mode は {valid} のいずれかです（指定値: {value!r}）"
-            ) from None
+        return enum_choice(cls, str(value).upper(), _option_error("split_mode", value))
 
 
 class TermForm(StrEnum):
@@ -82,11 +81,7 @@ class TermForm(StrEnum):
 
     @classmethod
     def from_str(cls, value: str) -> TermForm:
-        try:
-            return cls(value)
-        except ValueError:
-            valid = ", ".join(m.value for m in cls)
-            raise ConfigError(f"form は {valid} のいずれかです（指定値: {value!r}）") from None
+        return enum_choice(cls, value, _option_error("form", value))
 
 
 _DICT_LOCK = threading.Lock()
