@@ -7,6 +7,7 @@ shape; anything unexpected is logged and answered 500 with a message that leaks 
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -14,6 +15,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import Send
 
 from tansaku.appdb.errors import AppDBError, InvalidTransition, NotFound, RateLimited
 from tansaku.errors import (
@@ -54,6 +56,12 @@ class ApiError(Exception):
         self.extra = extra
         """More fields of the error object (e.g. the ``parameter`` and ``range`` of a date)."""
 
+    def response(self, message: str | None = None) -> JSONResponse:
+        """The error as the API answers it; ``message``: what the client is told instead (the
+        message without the server's paths)."""
+        body = error_body(self.code, self.message if message is None else message, self.extra)
+        return JSONResponse(body, status_code=self.status, headers=self.headers)
+
 
 class BodyTooLarge(StarletteHTTPException):
     """A request body past its limit (raised while it is being received)."""
@@ -70,14 +78,22 @@ def error_body(code: str, message: str, extra: dict[str, Any] | None = None) -> 
     return {"error": {"code": code, "message": message, **(extra or {})}}
 
 
-def error_response(
-    status: int,
-    code: str,
-    message: str,
-    headers: dict[str, str] | None = None,
-    extra: dict[str, Any] | None = None,
-) -> JSONResponse:
-    return JSONResponse(error_body(code, message, extra), status_code=status, headers=headers)
+def error_bytes(code: str, message: str) -> bytes:
+    """:func:`error_body` as UTF-8 JSON, for an answer written below the app (ASGI, socket)."""
+    return json.dumps(error_body(code, message), ensure_ascii=False).encode("utf-8")
+
+
+async def send_error(send: Send, status: int, code: str, message: str) -> None:
+    """Answer the error at the ASGI level, before the app (a middleware's refusal), and close
+    the connection."""
+    body = error_bytes(code, message)
+    headers: list[tuple[bytes, bytes]] = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close"),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 # (type, status, code), most specific first
@@ -205,8 +221,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(ApiError)
     async def _api(request: Request, exc: ApiError) -> JSONResponse:
-        message = client_message(request, exc.message)
-        return error_response(exc.status, exc.code, message, exc.headers, exc.extra)
+        return exc.response(client_message(request, exc.message))
 
     @app.exception_handler(TansakuError)
     async def _library(request: Request, exc: TansakuError) -> JSONResponse:
@@ -214,7 +229,7 @@ def install(app: FastAPI) -> None:
         headers = (
             {"Retry-After": str(max(1, exc.retry_after))} if isinstance(exc, RateLimited) else None
         )
-        return error_response(status, code, client_message(request, str(exc)), headers)
+        return ApiError(status, code, client_message(request, str(exc)), headers=headers).response()
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -225,8 +240,8 @@ def install(app: FastAPI) -> None:
 
             value = (dated.get("ctx") or {}).get("value")
             err = out_of_range(_where(tuple(dated.get("loc", ()))), value)
-            return error_response(err.status, err.code, err.message, extra=err.extra)
-        return error_response(422, "validation_error", validation_message(problems))
+            return err.response()
+        return ApiError(422, "validation_error", validation_message(problems)).response()
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -235,11 +250,12 @@ def install(app: FastAPI) -> None:
             message = str(exc.detail)
         elif exc.status_code == 400 and "parsing the body" in str(exc.detail):
             message = "リクエスト本文を読めません。UTF-8 の JSON(またはフォーム)で送ってください"
-        return error_response(exc.status_code, code, message, getattr(exc, "headers", None))
+        headers = getattr(exc, "headers", None)
+        return ApiError(exc.status_code, code, message, headers=headers).response()
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
-        return error_response(
+        return ApiError(
             500, "internal_error", "サーバー内部でエラーが発生しました。管理者に連絡してください"
-        )
+        ).response()

@@ -21,13 +21,12 @@ A server that requires keys is left alone (a key, not the network, authenticates
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from tansaku.server.errors import error_body
+from tansaku.server.errors import send_error
 from tansaku.server.settings import is_loopback
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -105,26 +104,10 @@ class KeylessGuard:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         host = headers.get("host")
         if not allowed_host(host, self.allowed_hosts):
-            await _refuse(send, 421, "host_not_allowed", HOST_REFUSED)
+            await send_error(send, 421, "host_not_allowed", HOST_REFUSED)
             return
         method = str(scope.get("method", "GET")).upper()
         if method not in SAFE_METHODS and cross_origin(headers, host or "", self.cors_origins):
-            await _refuse(send, 403, "cross_site_request", ORIGIN_REFUSED)
+            await send_error(send, 403, "cross_site_request", ORIGIN_REFUSED)
             return
         await self.app(scope, receive, send)
-
-
-async def _refuse(send: Send, status: int, code: str, message: str) -> None:
-    body = json.dumps(error_body(code, message), ensure_ascii=False).encode("utf-8")
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"connection", b"close"),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})

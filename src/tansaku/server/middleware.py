@@ -12,7 +12,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from tansaku.server.errors import BodyTooLarge, error_body
+from tansaku.server.errors import BodyTooLarge, send_error
 from tansaku.server.metrics import UNMATCHED_ROUTE, Metrics
 
 # No inline script or style anywhere (the UI ships its scripts as files); frames denied twice.
@@ -69,10 +69,10 @@ class BodyLimit:
         limit = self.limit_for(scope.get("path", ""))
         declared = _header(scope, b"content-length")
         if declared is not None and not declared.isdigit():
-            await _send_json(send, 400, "invalid_content_length", BAD_LENGTH)
+            await send_error(send, 400, "invalid_content_length", BAD_LENGTH)
             return
         if declared is not None and int(declared) > limit:
-            await _send_json(send, 413, "payload_too_large", str(BodyTooLarge(limit).detail))
+            await send_error(send, 413, "payload_too_large", str(BodyTooLarge(limit).detail))
             return
         received = 0
 
@@ -119,19 +119,6 @@ def _header(scope: Scope, name: bytes) -> str | None:
         if key.lower() == name:
             return str(value.decode("latin-1").strip())
     return None
-
-
-async def _send_json(send: Send, status: int, code: str, message: str) -> None:
-    import json
-
-    body = json.dumps(error_body(code, message), ensure_ascii=False).encode()
-    headers: list[tuple[bytes, bytes]] = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-        (b"connection", b"close"),
-    ]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
 
 
 __all__: list[Any] = ["BodyLimit", "RequestMetrics", "SecurityHeaders"]

@@ -20,13 +20,12 @@ class unchanged). An app served by another ASGI server still answers a non-numer
 from __future__ import annotations
 
 import asyncio
-import json
 from functools import cache
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from tansaku.server.errors import error_body
+from tansaku.server.errors import error_bytes
 from tansaku.server.middleware import SECURITY_HEADERS
 
 CODE = "invalid_http_request"
@@ -38,7 +37,7 @@ MESSAGE = (
 
 def bad_request_bytes(default_headers: list[tuple[bytes, bytes]] | None = None) -> bytes:
     """The whole 400 answer (status line, headers, JSON body) as written to the socket."""
-    body = json.dumps(error_body(CODE, MESSAGE), ensure_ascii=False).encode("utf-8")
+    body = error_bytes(CODE, MESSAGE)
     headers = [
         *(default_headers or []),
         (b"content-type", b"application/json"),
