@@ -29,13 +29,19 @@ let previewed = 0;  // which preview is current (a newer file choice wins)
 let refreshing = Promise.resolve();  // a collection's saved mapping being fetched
 const known = new Set();  // the team's collections
 
-function showErrors(messages) {
-  clear(errors);
-  if (!messages.length) return;
-  errors.append(el("div", { class: "error", role: "alert" },
-    el("strong", {}, "取り込みを開始できません"),
-    el("ul", {}, messages.map((m) => el("li", {}, m)))));
+/** A function that lists the problems of a form in `box` under `title` (none: the box is
+ * emptied). */
+function problemList(box, title) {
+  return (messages) => {
+    clear(box);
+    if (!messages.length) return;
+    box.append(el("div", { class: "error", role: "alert" },
+      el("strong", {}, title),
+      el("ul", {}, messages.map((m) => el("li", {}, m)))));
+  };
 }
+
+const showErrors = problemList(errors, "取り込みを開始できません");
 
 function localPreview(file, text) {
   const box = el("div", { class: "stack" }, el("h3", {}, `${file.name}(${num(file.size)} バイト)`));
@@ -192,6 +198,18 @@ cancel.addEventListener("click", async () => {
   }
 });
 
+/** The job followed to its end, then the collection list refreshed; a failure to follow it
+ * is shown in the job panel. */
+async function followToEnd(job) {
+  try {
+    await follow(job);
+    loadList();
+  } catch (err) {
+    jobBox.classList.remove("hidden");
+    showError(document.getElementById("job-result"), err);
+  }
+}
+
 async function follow(job) {
   following = job.id;
   jobBox.classList.remove("hidden");
@@ -243,15 +261,8 @@ form.addEventListener("submit", async (event) => {
     start.disabled = false;
     return;
   }
-  try {
-    await follow(job);
-    loadList();
-  } catch (err) {
-    jobBox.classList.remove("hidden");
-    showError(document.getElementById("job-result"), err);
-  } finally {
-    start.disabled = false;
-  }
+  await followToEnd(job);
+  start.disabled = false;
 });
 
 // URL から取り込む: POST /api/collections/{name}/fetch (the server downloads the file and
@@ -261,14 +272,7 @@ const fetchCollection = document.getElementById("fetch-collection");
 const fetchUrl = document.getElementById("fetch-url");
 const fetchErrors = document.getElementById("fetch-errors");
 const fetchStart = document.getElementById("fetch-start");
-
-function showFetchErrors(messages) {
-  clear(fetchErrors);
-  if (!messages.length) return;
-  fetchErrors.append(el("div", { class: "error", role: "alert" },
-    el("strong", {}, "URL から取り込めません"),
-    el("ul", {}, messages.map((m) => el("li", {}, m)))));
-}
+const showFetchErrors = problemList(fetchErrors, "URL から取り込めません");
 
 fetchForm.addEventListener("submit", async (event) => {
   event.preventDefault();
@@ -294,13 +298,7 @@ fetchForm.addEventListener("submit", async (event) => {
     fetchStart.disabled = false;
     fetchStart.textContent = "ダウンロードして取り込む";
   }
-  try {
-    await follow(job);
-    loadList();
-  } catch (err) {
-    jobBox.classList.remove("hidden");
-    showError(document.getElementById("job-result"), err);
-  }
+  await followToEnd(job);
 });
 
 async function loadList() {
