@@ -1,10 +1,15 @@
-"""``/api/feedback``, ``/api/feedback/stats`` and the unanswered log of ``/api/unanswered``."""
+"""``/api/feedback``, ``/api/feedback/stats`` and the unanswered log of ``/api/unanswered``.
+
+A query type's line of the stats is the library's :class:`~tansaku.appdb.stats.QueryTypeStats`
+itself (the body writes its fields as they are)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from pydantic import BaseModel, Field
+
+from tansaku.appdb.stats import QueryTypeStats
 
 
 class FeedbackRecord(BaseModel):
@@ -17,16 +22,6 @@ class FeedbackRecord(BaseModel):
     reason: str | None
     meta: dict[str, Any]
     created_at: str
-
-
-class QueryTypeStats(BaseModel):
-    query_type: str
-    searches: int
-    zero_hit: int
-    zero_hit_rate: float | None
-    feedback: int
-    negative: int
-    negative_rate: float | None
 
 
 class TermCount(BaseModel):
