@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tansaku.server.errors import send_error
+from tansaku.server.middleware import HttpMiddleware
 from tansaku.server.settings import is_loopback
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -80,7 +81,7 @@ def cross_origin(headers: dict[str, str], host: str, cors_origins: Iterable[str]
     return urlsplit(origin).netloc.lower() != host.strip().lower()
 
 
-class KeylessGuard:
+class KeylessGuard(HttpMiddleware):
     """See the module docstring; ``keyless()`` is asked per request (keys may be created or
     keyless access switched while the server runs)."""
 
@@ -92,13 +93,13 @@ class KeylessGuard:
         allowed_hosts: tuple[str, ...] = (),
         cors_origins: tuple[str, ...] = (),
     ) -> None:
-        self.app = app
+        super().__init__(app)
         self.keyless = keyless
         self.allowed_hosts = tuple(allowed_hosts)
         self.cors_origins = tuple(cors_origins)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not self.keyless():
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not self.keyless():
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}

@@ -31,15 +31,25 @@ SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
 )
 
 
-class SecurityHeaders:
+class HttpMiddleware:
+    """A pure ASGI middleware of HTTP requests: :meth:`handle` sees each one; anything else
+    (lifespan, websockets) goes to the app untouched."""
+
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] == "http":
+            await self.handle(scope, receive, send)
+        else:
             await self.app(scope, receive, send)
-            return
 
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raise NotImplementedError
+
+
+class SecurityHeaders(HttpMiddleware):
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 present = {k.lower() for k, _ in message.get("headers", [])}
@@ -53,19 +63,16 @@ class SecurityHeaders:
 BAD_LENGTH = "Content-Length が正しくありません。本文のバイト数を 0 以上の整数で送ってください"
 
 
-class BodyLimit:
+class BodyLimit(HttpMiddleware):
     """413 for a body larger than ``limit_for(path)`` bytes, declared or received; 400
     ``invalid_content_length`` for a ``Content-Length`` that is not a number (uvicorn refuses
     one before the app sees it — ``tansaku.server.protocol`` — other ASGI servers may not)."""
 
     def __init__(self, app: ASGIApp, *, limit_for: Callable[[str], int]) -> None:
-        self.app = app
+        super().__init__(app)
         self.limit_for = limit_for
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         limit = self.limit_for(scope.get("path", ""))
         declared = _header(scope, b"content-length")
         if declared is not None and not declared.isdigit():
@@ -88,17 +95,14 @@ class BodyLimit:
         await self.app(scope, counted, send)
 
 
-class RequestMetrics:
+class RequestMetrics(HttpMiddleware):
     """Counts every response by route template and status."""
 
     def __init__(self, app: ASGIApp, *, metrics: Metrics) -> None:
-        self.app = app
+        super().__init__(app)
         self.metrics = metrics
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         status = 500
 
         async def watch(message: Message) -> None:
@@ -121,4 +125,4 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-__all__: list[Any] = ["BodyLimit", "RequestMetrics", "SecurityHeaders"]
+__all__: list[Any] = ["BodyLimit", "HttpMiddleware", "RequestMetrics", "SecurityHeaders"]
