@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from tansaku.errors import ConfigError
 
@@ -93,7 +93,9 @@ _LABELS = {
     "MergeMethod": "merge",
 }
 NORMALIZATIONS = ("max", "minmax", "zscore")
-DEFAULT_NORMALIZATION = "max"
+DEFAULT_NORMALIZATION: Final = "max"
+DEFAULT_DENSE_GATE: Final = 0.0
+MAX_DENSE_GATE: Final = 10.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,10 +107,18 @@ class FusionConfig:
     method: FusionMethod = FusionMethod.LINEAR
     k: int = 60
     normalization: str = DEFAULT_NORMALIZATION
+    dense_gate: float = DEFAULT_DENSE_GATE
+    """Dense axes weigh ``1 + dense_gate × (1 - coverage)`` times their weight, ``coverage``
+    being the share of the query's terms that the best BM25 hit contains (0: off)."""
 
     def __post_init__(self) -> None:
         if self.k <= 0:
             raise ConfigError(f"RRF の k は 1 以上にしてください(現在: {self.k})")
+        if not 0.0 <= self.dense_gate <= MAX_DENSE_GATE:
+            raise ConfigError(
+                f"[fusion] dense_gate は 0 以上 {MAX_DENSE_GATE:g} 以下にしてください"
+                f"(現在: {self.dense_gate})"
+            )
         if self.normalization not in NORMALIZATIONS:
             raise ConfigError(
                 f"正規化「{self.normalization}」は使えません。"
@@ -228,6 +238,7 @@ class CollectionConfig:
                 "method": self.fusion.method.value,
                 "k": self.fusion.k,
                 "normalization": self.fusion.normalization,
+                "dense_gate": self.fusion.dense_gate,
             },
             "search": {
                 "top_k": self.top_k,
@@ -281,6 +292,18 @@ _QUERY_KEYS = {
 }
 
 
+def _num(
+    raw: Mapping[str, Any], table: str, key: str, default: float, kind: Callable[[Any], Any] = float
+) -> Any:
+    """``raw[key]`` (or ``default``) as ``kind``; a :class:`ConfigError` naming the key when it
+    is no number."""
+    value = raw.get(key, default)
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"[{table}] {key} は数値で指定してください(現在: {value!r})") from None
+
+
 def _query_config(raw: Mapping[str, Any]) -> QueryConfig:
     unknown = set(raw) - _QUERY_KEYS
     if unknown:
@@ -292,12 +315,12 @@ def _query_config(raw: Mapping[str, Any]) -> QueryConfig:
         synonyms=(syn,) if isinstance(syn, str) else tuple(str(s) for s in syn),
         dates=bool(raw.get("dates", True)),
         expand=ExpandMode.from_str(str(raw.get("expand", "auto"))),
-        max_queries=int(raw.get("max_queries", 5)),
+        max_queries=_num(raw, "query", "max_queries", 5, int),
         merge=MergeMethod.from_str(str(raw.get("merge", "hits"))),
         source_weights={str(k): float(v) for k, v in raw.get("source_weights", {}).items()},
         retry=bool(raw.get("retry", True)),
-        budget_ms=int(raw.get("budget_ms", 2000)),
-        functional_weight=float(raw.get("functional_weight", DEFAULT_FUNCTIONAL_WEIGHT)),
+        budget_ms=_num(raw, "query", "budget_ms", 2000, int),
+        functional_weight=_num(raw, "query", "functional_weight", DEFAULT_FUNCTIONAL_WEIGHT),
     )
 
 
@@ -329,8 +352,9 @@ def config_from_dict(data: Mapping[str, Any], *, name: str | None = None) -> Col
     fusion_raw = data.get("fusion", {})
     fusion = FusionConfig(
         method=FusionMethod.from_str(str(fusion_raw.get("method", "linear"))),
-        k=int(fusion_raw.get("k", 60)),
+        k=_num(fusion_raw, "fusion", "k", 60, int),
         normalization=str(fusion_raw.get("normalization", DEFAULT_NORMALIZATION)),
+        dense_gate=_num(fusion_raw, "fusion", "dense_gate", DEFAULT_DENSE_GATE),
     )
     search = data.get("search", {})
     bm25 = data.get("bm25", {})
@@ -341,15 +365,15 @@ def config_from_dict(data: Mapping[str, Any], *, name: str | None = None) -> Col
         source_type=str(data.get("source_type", "")),
         axes=axes,
         fusion=fusion,
-        top_k=int(search.get("top_k", 10)),
-        min_score=float(search.get("min_score", 0.0)),
+        top_k=_num(search, "search", "top_k", 10, int),
+        min_score=_num(search, "search", "min_score", 0.0),
         group_by_doc=bool(search.get("group_by_doc", True)),
-        candidates=int(search.get("candidates", 100)),
-        bm25_k1=float(bm25.get("k1", 0.9)),
-        bm25_b=float(bm25.get("b", 0.4)),
+        candidates=_num(search, "search", "candidates", 100, int),
+        bm25_k1=_num(bm25, "bm25", "k1", 0.9),
+        bm25_b=_num(bm25, "bm25", "b", 0.4),
         split_mode=str(data.get("analyzer", {}).get("split_mode", "A")).upper(),
-        chunk_size=int(chunking.get("size", 400)),
-        chunk_overlap=int(chunking.get("overlap", 80)),
+        chunk_size=_num(chunking, "chunking", "size", 400, int),
+        chunk_overlap=_num(chunking, "chunking", "overlap", 80, int),
         ingest=dict(data.get("ingest", {})),
         query=_query_config(data.get("query", {})),
         rerank=dict(data.get("rerank", {})),

@@ -70,6 +70,19 @@ def test_search_takes_each_normalisation_and_names_them_on_a_bad_one(live):
     assert set(fusion["enum"]) == {"zscore", "max", "minmax"}
 
 
+def test_search_takes_a_dense_gate_and_reports_the_coverage(live):
+    body = {"query": "冷蔵庫の温度は何度ですか", "collection": "manuals", "expand": False}
+    with live.client(KEY_ALPHA) as http:
+        gated = http.post("/api/search", json={**body, "fusion": {"dense_gate": 3}})
+        plain = http.post("/api/search", json=body)
+        bad = http.post("/api/search", json={**body, "fusion": {"dense_gate": 11}})
+    assert gated.status_code == 200, gated.text
+    fusion = gated.json()["plan"]["fusion"]
+    assert fusion["dense_gate"] == 3 and 0 <= fusion["lexical_coverage"] <= 1
+    assert "dense_gate" not in plain.json()["plan"]["fusion"]
+    assert bad.status_code == 422 and "dense_gate" in bad.text
+
+
 def test_an_axis_searches_for_its_own_text(live):
     """``axis_queries``: the keyword axis looks for アレルギー while the query says 冷蔵庫; an
     axis the search does not have is a 400 naming the axes there are."""

@@ -163,6 +163,8 @@ class StagePlan:
     synonyms: tuple[SynonymPlan, ...] = ()
     query_terms: tuple[str, ...] = ()  # the original query's analyzer terms, synonyms added
     axes: tuple[AxisPlan, ...] = ()
+    # the share of the original query's terms in the best BM25 hit (``[fusion] dense_gate``)
+    lexical_coverage: float | None = None
     min_score: float = 0.0
     top_k: int = 10
     merge: MergeMethod | None = None  # how the hits of several queries merged
@@ -212,6 +214,10 @@ class SearchPlan:
             fusion["k"] = self.fusion.k
         else:
             fusion["normalization"] = self.fusion.normalization
+        if self.fusion.dense_gate > 0:
+            fusion["dense_gate"] = self.fusion.dense_gate
+            if stage.lexical_coverage is not None:
+                fusion["lexical_coverage"] = round(stage.lexical_coverage, 4)
         date_filter = self.date_filter
         return {
             "collection": self.collection,

@@ -21,6 +21,7 @@ from tansaku.search.fusion import Run, linear_fusion, rrf_fusion
 from tansaku.search.types import AxisScore, Hit
 from tansaku.store.base import Filter, ScoredRecord
 from tansaku.store.sparse import query_vector
+from tansaku.text.analyzer import get_analyzer
 from tansaku.text.functional import QueryWeights
 
 _FUSERS = {
@@ -37,6 +38,7 @@ class Retrieval:
     candidates: Mapping[str, int]  # per axis, after grouping
     retrieve_ms: float
     fuse_ms: float
+    coverage: float | None = None  # lexical coverage of the query (``[fusion] dense_gate``)
 
 
 def axis_filter(base: Filter, axis: Axis) -> Filter:
@@ -131,6 +133,13 @@ def retrieve(
     t1 = time.perf_counter()
 
     axis_weights = {a.name: a.weight for a in axes}
+    coverage = None
+    if fusion.dense_gate > 0 and any(a.mode is AxisMode.DENSE for a in axes):
+        coverage = lexical_coverage(collection, tenant, axes, runs, terms, overrides)
+        boost = 1.0 + fusion.dense_gate * (1.0 - coverage)
+        axis_weights = {
+            a.name: a.weight * boost if a.mode is AxisMode.DENSE else a.weight for a in axes
+        }
     score_runs: dict[str, Run] = {n: [(k, h.score) for k, h in run] for n, run in runs.items()}
     fused = _FUSERS[fusion.method](score_runs, axis_weights, fusion)
     # as many fused keys as each axis fetched: the pipeline never returns more (its top_k is at
@@ -167,7 +176,37 @@ def retrieve(
         candidates={n: len(r) for n, r in runs.items()},
         retrieve_ms=(t1 - t0) * 1000,
         fuse_ms=(t2 - t1) * 1000,
+        coverage=coverage,
     )
+
+
+def lexical_coverage(
+    collection: Collection,
+    tenant: str,
+    axes: Sequence[Axis],
+    runs: Mapping[str, Sequence[tuple[Hashable, ScoredRecord]]],
+    terms: Sequence[str],
+    overrides: Mapping[str, AxisInput] | None = None,
+) -> float:
+    """The share of the query's distinct terms that the first BM25 axis's best hit contains
+    (its record's text analysed as the index analyses it): 1 when the words of the question
+    stand in one record, low when lexical matching only found part of it. Without a BM25 axis
+    or terms: 1 (no lexical evidence to doubt); a BM25 axis that found nothing: 0."""
+    axis = next((a for a in axes if a.mode is AxisMode.BM25), None)
+    if axis is None:
+        return 1.0
+    own = (overrides or {}).get(axis.name)
+    wanted = set(own.terms if own else terms)
+    if not wanted:
+        return 1.0
+    run = runs.get(axis.name) or []
+    if not run:
+        return 0.0
+    found = collection.records(tenant, [run[0][1].record.id])
+    if not found:
+        return 0.0
+    have = set(get_analyzer(collection.config.split_mode).terms(found[0].text))
+    return len(wanted & have) / len(wanted)
 
 
 def _search_units(

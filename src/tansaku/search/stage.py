@@ -199,6 +199,7 @@ def run_stage(
         timed_out_queries=tuple(timed_out),
         synonyms=tuple(SynonymPlan(term, others) for term, others in syn_plan.items()),
         query_terms=tuple(prepared[0][1]),
+        lexical_coverage=results[0].coverage,
         axes=tuple(
             AxisPlan(
                 name=a.name,

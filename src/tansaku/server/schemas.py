@@ -10,7 +10,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tansaku.config import Axis, AxisMode, FusionConfig, FusionMethod
+from tansaku.config import (
+    DEFAULT_DENSE_GATE,
+    DEFAULT_NORMALIZATION,
+    MAX_DENSE_GATE,
+    Axis,
+    AxisMode,
+    FusionConfig,
+    FusionMethod,
+)
 from tansaku.errors import ConfigError, InvalidRequest
 from tansaku.search.types import SearchRequest
 from tansaku.server.dates import SupportedDate, SupportedMoment
@@ -34,7 +42,8 @@ class AxisBody(Body):
 class FusionBody(Body):
     method: Literal["linear", "rrf"] = "linear"
     k: Annotated[int, Field(ge=1, le=10_000)] = 60
-    normalization: Literal["max", "minmax", "zscore"] = "max"
+    normalization: Literal["max", "minmax", "zscore"] = DEFAULT_NORMALIZATION
+    dense_gate: Annotated[float, Field(ge=0, le=MAX_DENSE_GATE)] = DEFAULT_DENSE_GATE
 
 
 class FilterBody(Body):
@@ -86,6 +95,7 @@ class SearchBody(Body):
                     method=FusionMethod.from_str(self.fusion.method),
                     k=self.fusion.k,
                     normalization=self.fusion.normalization,
+                    dense_gate=self.fusion.dense_gate,
                 )
                 if self.fusion
                 else None

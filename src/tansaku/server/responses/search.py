@@ -67,6 +67,12 @@ class FusionPlan(BaseModel):
     method: str
     k: int | None = None
     normalization: str | None = None
+    dense_gate: float | None = Field(
+        default=None, description="意味の軸の補強: 重み × (1 + dense_gate × (1 − 語の網羅率))"
+    )
+    lexical_coverage: float | None = Field(
+        default=None, description="質問の語のうち BM25 の最上位の記録に含まれる割合"
+    )
 
 
 class FilterPlan(BaseModel):

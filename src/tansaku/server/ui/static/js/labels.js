@@ -57,7 +57,7 @@ export const QUERY_TYPE_LABELS = {
 export const queryTypeLabel = (type) => (type ? QUERY_TYPE_LABELS[type] || "その他" : "不明");
 
 export const FUSION_LABELS = { linear: "重みつきスコア和", rrf: "順位の逆数和" };
-export const NORMALIZATION_LABELS = { max: "最大値で割る", minmax: "最小〜最大を 0〜1 に" };
+export const NORMALIZATION_LABELS = { max: "最大値で割る", minmax: "最小〜最大を 0〜1 に", zscore: "平均からの隔たり" };
 
 export const TIMING_LABELS = {
   analyze: "形態素解析", embed: "ベクトル化", retrieve: "候補の検索", fuse: "統合",

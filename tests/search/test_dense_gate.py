@@ -1,0 +1,103 @@
+"""The lexical-coverage gate (``[fusion] dense_gate``): where the best BM25 hit holds only part
+of the question's words, the dense axes weigh more; where it holds them all, nothing changes."""
+
+from __future__ import annotations
+
+import pytest
+
+import tansaku
+from tansaku.config import (
+    DEFAULT_AXES,
+    Axis,
+    AxisMode,
+    CollectionConfig,
+    FusionConfig,
+    config_from_dict,
+)
+from tansaku.errors import ConfigError
+from tansaku.records import Record
+from tansaku.search.retrieve import lexical_coverage
+from tansaku.store.sparse import query_vector
+from tansaku.testing import HashEmbedder
+from tansaku.text.analyzer import get_analyzer
+
+DOCS = [
+    ("furikomi", "振込手数料は月3回まで無料です。4回目からは1回につき110円かかります。"),
+    ("tenkin", "転勤で引っ越す場合は、転出届を旧住所の市役所に提出してください。"),
+    ("kyuka", "有給休暇は入社半年後に10日付与されます。申請は前日までに上長へ。"),
+]
+
+
+@pytest.fixture
+def ts(tmp_path):
+    records = [Record(id=f"{d}:body", doc_id=d, field="body", text=t) for d, t in DOCS]
+    with tansaku.connect(tmp_path / "home", embedder=HashEmbedder(32)) as client:
+        gated = CollectionConfig(name="gated", fusion=FusionConfig(dense_gate=3.0))
+        client.ingest_records(records, collection="gated", config=gated)
+        client.ingest_records(records, collection="plain", config=CollectionConfig(name="plain"))
+        yield client
+
+
+def _coverage(ts, query: str, axes=DEFAULT_AXES) -> float:
+    collection = ts.collection("gated")
+    terms = get_analyzer().terms(query)
+    hits = collection.store.search_sparse("default", query_vector(terms), limit=5, with_text=False)
+    runs = {"bm25": [(h.record.doc_id, h) for h in hits]}
+    return lexical_coverage(collection, "default", axes, runs, terms)
+
+
+def test_coverage_is_the_share_of_the_question_terms_in_the_best_bm25_hit(ts) -> None:
+    assert _coverage(ts, "振込手数料") == 1.0
+    partial = _coverage(ts, "振込手数料は株主優待で割り引かれますか")
+    assert 0.0 < partial < 1.0
+    assert _coverage(ts, "株主優待") == 0.0  # BM25 finds nothing: no lexical evidence at all
+
+
+def test_without_a_bm25_axis_or_terms_nothing_is_boosted(ts) -> None:
+    dense_only = (Axis(name="dense", mode=AxisMode.DENSE),)
+    assert _coverage(ts, "振込手数料は株主優待で", axes=dense_only) == 1.0
+    collection = ts.collection("gated")
+    axes = CollectionConfig(name="x").axes
+    assert lexical_coverage(collection, "default", axes, {"bm25": []}, []) == 1.0
+
+
+def test_the_plan_reports_the_gate_and_the_coverage(ts) -> None:
+    result = ts.search("振込手数料は株主優待で割り引かれますか", collection="gated")
+    fusion = result.plan.to_dict()["fusion"]
+    assert fusion["dense_gate"] == 3.0
+    assert 0.0 < fusion["lexical_coverage"] < 1.0
+    assert result.plan.stage.lexical_coverage == pytest.approx(fusion["lexical_coverage"], 1e-3)
+    plain = ts.search("振込手数料は株主優待で割り引かれますか", collection="plain")
+    assert "dense_gate" not in plain.plan.to_dict()["fusion"]
+
+
+def test_full_coverage_ranks_as_without_the_gate(ts) -> None:
+    for query in ("振込手数料", "有給休暇 申請", "転出届"):
+        gated = ts.search(query, collection="gated")
+        plain = ts.search(query, collection="plain")
+        assert gated.plan.stage.lexical_coverage == 1.0
+        assert [h.doc_id for h in gated.hits] == [h.doc_id for h in plain.hits]
+        assert [h.score for h in gated.hits] == pytest.approx([h.score for h in plain.hits])
+
+
+def test_partial_coverage_weighs_the_dense_axis_up(ts) -> None:
+    query = "振込手数料は株主優待で割り引かれますか"
+    gated = ts.search(query, collection="gated")
+    plain = ts.search(query, collection="plain")
+    boost = 1.0 + 3.0 * (1.0 - gated.plan.stage.lexical_coverage)
+    assert boost > 1.0
+    # max normalisation: the dense axis's first hit has 1 on that axis, so its fused score
+    # grows by exactly the dense weight's growth (a third, times boost − 1)
+    first = next(h for h in plain.hits if h.axes["dense"].rank == 1)
+    same = next(h for h in gated.hits if h.doc_id == first.doc_id)
+    assert same.score == pytest.approx(first.score + (boost - 1.0) / 3, rel=1e-6)
+
+
+def test_the_setting_is_checked_and_kept(ts) -> None:
+    with pytest.raises(ConfigError, match="dense_gate は 0 以上 10 以下"):
+        config_from_dict({"name": "x", "fusion": {"dense_gate": 11}})
+    with pytest.raises(ConfigError, match=r"\[fusion\] dense_gate は数値"):
+        config_from_dict({"name": "x", "fusion": {"dense_gate": "強め"}})
+    cfg = config_from_dict({"name": "x", "fusion": {"dense_gate": 2.5}})
+    assert config_from_dict(cfg.to_dict()).fusion.dense_gate == 2.5
+    assert ts.collection("gated").config.fusion.dense_gate == 3.0
