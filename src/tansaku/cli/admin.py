@@ -9,17 +9,16 @@ from rich.markup import escape
 
 from tansaku.cli import render
 from tansaku.cli.common import (
+    EXIT_ERROR,
     HomeOpt,
     JsonOpt,
     confirm_delete,
     connect,
     emit_json,
-    fail,
     library_errors,
     out,
     show_report,
 )
-from tansaku.errors import TansakuError
 
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="確認なしで削除する")]
 group = typer.Typer(
@@ -34,11 +33,8 @@ def listing(ctx: typer.Context, as_json: JsonOpt = False, home: HomeOpt = None) 
     """コレクションの一覧を表示する(取り込み中も表示できる)。"""
     if ctx.invoked_subcommand is not None:
         return
-    try:
-        with connect(home, create=False) as ts:
-            infos = ts.collections()
-    except TansakuError as exc:
-        raise fail(str(exc)) from None
+    with library_errors(EXIT_ERROR), connect(home, create=False) as ts:
+        infos = ts.collections()
     if as_json:
         emit_json(
             {
@@ -65,11 +61,8 @@ def delete(
         f"コレクション「{name}」のチーム「{team}」のデータ" if team else f"コレクション「{name}」"
     )
     confirm_delete(what, yes)
-    try:
-        with connect(home, create=False) as ts:
-            ts.delete_collection(name, team=team)
-    except TansakuError as exc:
-        raise fail(str(exc)) from None
+    with library_errors(EXIT_ERROR), connect(home, create=False) as ts:
+        ts.delete_collection(name, team=team)
     out.print(f"{what}を削除しました")
 
 
@@ -152,11 +145,8 @@ def doctor(
     """ワークスペースの整合性(世代・BM25 統計・文単位の件数)を確かめ、--fix で修復する。"""
     from tansaku.maintenance.doctor import check
 
-    try:
-        with connect(home, create=False) as ts:
-            findings = check(ts, fix=fix)
-    except TansakuError as exc:
-        raise fail(str(exc)) from None
+    with library_errors(EXIT_ERROR), connect(home, create=False) as ts:
+        findings = check(ts, fix=fix)
     if as_json:
         emit_json({"findings": [f.to_dict() for f in findings]})
     elif not findings:

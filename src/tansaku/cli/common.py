@@ -62,12 +62,13 @@ def library_error(exc: TansakuError) -> typer.Exit:
 
 
 @contextmanager
-def library_errors() -> Iterator[None]:
-    """A library error raised inside ends the command (:func:`library_error`)."""
+def library_errors(code: int | None = None) -> Iterator[None]:
+    """A library error raised inside ends the command with its message: exit ``code``, or
+    when none is given the code :func:`library_error` picks for it."""
     try:
         yield
     except TansakuError as exc:
-        raise library_error(exc) from None
+        raise (library_error(exc) if code is None else fail(str(exc), code)) from None
 
 
 def emit_json(obj: Any) -> None:

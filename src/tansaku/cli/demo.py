@@ -10,7 +10,6 @@ import typer
 
 from tansaku.cli import render
 from tansaku.cli.common import HomeOpt
-from tansaku.errors import TansakuError
 
 if TYPE_CHECKING:
     from tansaku.ingest.pipeline import IngestReport
@@ -24,51 +23,43 @@ demo_app = typer.Typer(
 
 def _clock(now: str | None) -> datetime:
     """``--now`` as an aware Tokyo datetime; the current time when not given."""
-    from tansaku.cli.common import fail
-    from tansaku.text.dates import now_tokyo, parse_now
+    from tansaku.cli.common import parse_now
+    from tansaku.text.dates import now_tokyo
 
-    if now is None:
-        return now_tokyo()
-    try:
-        return parse_now(now)
-    except ValueError as exc:
-        raise fail(str(exc), 2) from None
+    return parse_now(now) or now_tokyo()
 
 
 def _build(home: Path | None, clock: datetime) -> bool:
     """Build or update the demo for the day of ``clock``; True when the tables were installed."""
+    from tansaku.cli.common import EXIT_ERROR, err, library_errors, out
     from tansaku.cli.common import connect as _connect
-    from tansaku.cli.common import err, fail, out
     from tansaku.cli.common import progress_bar as _progress_bar
     from tansaku.demo.build import build_demo, install_tables
     from tansaku.demo.days import demo_window
 
     window = demo_window(clock)
-    try:
-        with _connect(home) as ts, _progress_bar() as bar:
-            tasks: dict[str, Any] = {}
+    with library_errors(EXIT_ERROR), _connect(home) as ts, _progress_bar() as bar:
+        tasks: dict[str, Any] = {}
 
-            def progress(stage: str, done: int, total: int) -> None:
-                if stage != "embed":
-                    return
-                if stage not in tasks:
-                    tasks[stage] = bar.add_task("埋め込み", total=total, rate="")
-                bar.update(tasks[stage], completed=done, total=total)
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage != "embed":
+                return
+            if stage not in tasks:
+                tasks[stage] = bar.add_task("埋め込み", total=total, rate="")
+            bar.update(tasks[stage], completed=done, total=total)
 
-            def on_collection(name: str, report: IngestReport) -> None:
-                if "embed" in tasks:
-                    bar.remove_task(tasks.pop("embed"))
-                render.print_ingest(out, report, name, "default")
+        def on_collection(name: str, report: IngestReport) -> None:
+            if "embed" in tasks:
+                bar.remove_task(tasks.pop("embed"))
+            render.print_ingest(out, report, name, "default")
 
-            out.print(f"デモ用ワークスペース: {ts.workspace.home}")
-            out.print(
-                f"日報の基準日: {window.today}(日報は {window.start}〜{window.end}。"
-                "別の日に再実行すると、その日に合わせて更新します)"
-            )
-            reports = build_demo(ts, now=clock, progress=progress, on_collection=on_collection)
-            tables = install_tables(ts.workspace.home, now=clock)
-    except TansakuError as exc:
-        raise fail(str(exc)) from None
+        out.print(f"デモ用ワークスペース: {ts.workspace.home}")
+        out.print(
+            f"日報の基準日: {window.today}(日報は {window.start}〜{window.end}。"
+            "別の日に再実行すると、その日に合わせて更新します)"
+        )
+        reports = build_demo(ts, now=clock, progress=progress, on_collection=on_collection)
+        tables = install_tables(ts.workspace.home, now=clock)
     if tables:
         out.print(f"表(SQL ツール用): {', '.join(tables)}")
     else:
@@ -79,20 +70,17 @@ def _build(home: Path | None, clock: datetime) -> bool:
 
 
 def _run(home: Path | None, clock: datetime, *, tables: bool) -> None:
+    from tansaku.cli.common import EXIT_ERROR, library_errors, out
     from tansaku.cli.common import connect as _connect
-    from tansaku.cli.common import fail, out
     from tansaku.demo.build import SAMPLE_QUERIES, demo_hints
     from tansaku.demo.days import demo_today
 
-    try:
-        with _connect(home) as ts:
-            for sample in SAMPLE_QUERIES:
-                result = ts.search(sample.query, collection=sample.collection, top_k=3, now=clock)
-                out.print()
-                out.rule(f"[bold]{sample.collection}[/] — {sample.why}")
-                render.print_search(out, result)
-    except TansakuError as exc:
-        raise fail(str(exc)) from None
+    with library_errors(EXIT_ERROR), _connect(home) as ts:
+        for sample in SAMPLE_QUERIES:
+            result = ts.search(sample.query, collection=sample.collection, top_k=3, now=clock)
+            out.print()
+            out.rule(f"[bold]{sample.collection}[/] — {sample.why}")
+            render.print_search(out, result)
     out.print()
     out.print("自分で試すには:")
     for hint in demo_hints(demo_today(clock), home=home, tables=tables):

@@ -18,8 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from tansaku.cli.common import fail
-from tansaku.errors import TansakuError
+from tansaku.cli.common import EXIT_ERROR, HomeOpt, JsonOpt, TeamOpt, library_errors
 from tansaku.workspace import DEFAULT_TEAM
 
 ConnectFn = Callable[[Path | None], Any]
@@ -72,7 +71,7 @@ def register(app: typer.Typer, *, connect: ConnectFn | None = None) -> None:
                 help="比較する設定(TOML、複数可)。省略時は default・bm25・dense",
             ),
         ] = None,
-        as_json: Annotated[bool, typer.Option("--json", help="JSON で出力する(機械向け)")] = False,
+        as_json: JsonOpt = False,
         out: Annotated[
             Path | None,
             typer.Option("--out", help="結果(results.md / results.csv / results.png)の出力先"),
@@ -82,15 +81,8 @@ def register(app: typer.Typer, *, connect: ConnectFn | None = None) -> None:
             typer.Option("--collection", "-c", help="判定ファイルで評価するコレクション"),
         ] = None,
         split: Annotated[str, typer.Option("--split", help="BEIR の qrels(既定: test)")] = "test",
-        team: Annotated[
-            str, typer.Option("--team", "-t", help="チーム(テナント)名")
-        ] = DEFAULT_TEAM,
-        home: Annotated[
-            Path | None,
-            typer.Option(
-                "--home", help="ワークスペースのフォルダ(既定: $TANSAKU_HOME または ./.tansaku)"
-            ),
-        ] = None,
+        team: TeamOpt = DEFAULT_TEAM,
+        home: HomeOpt = None,
         keep: Annotated[
             bool,
             typer.Option(
@@ -112,7 +104,7 @@ def register(app: typer.Typer, *, connect: ConnectFn | None = None) -> None:
 
         from tansaku.eval import load_dataset, load_eval_config, run_eval, write_report
 
-        try:
+        with library_errors(EXIT_ERROR):
             ds = load_dataset(dataset, split=split)
             if collection:
                 ds = replace(ds, collection=collection)
@@ -145,8 +137,6 @@ def register(app: typer.Typer, *, connect: ConnectFn | None = None) -> None:
                     recorded = batch_file(ts.workspace.logs_dir)
                     record_batch(report, recorded)
             written = write_report(report, out) if out is not None else None
-        except TansakuError as exc:
-            raise fail(str(exc)) from None
         if as_json:
             sys.stdout.write(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n")
         else:

@@ -8,8 +8,16 @@ from typing import Annotated, Any
 import typer
 
 from tansaku.cli import render
-from tansaku.cli.common import HomeOpt, JsonOpt, TeamOpt, emit_json, err, fail, out
-from tansaku.errors import TansakuError
+from tansaku.cli.common import (
+    EXIT_ERROR,
+    HomeOpt,
+    JsonOpt,
+    TeamOpt,
+    emit_json,
+    err,
+    library_errors,
+    out,
+)
 from tansaku.workspace import DEFAULT_TEAM
 
 
@@ -49,30 +57,27 @@ def ingest(
     表示する。途中で止まっても(kill -9 でも)、もう一度実行すれば続きから取り込む。"""
     from tansaku.ingest.pipeline import write_audit
 
-    try:
-        with _ingest_client(home) as ts:
-            config = _with_combined(ts, collection, config, combined)
-            if dry_run:
-                report = ts.ingest(
-                    paths,
-                    collection=collection,
-                    team=team,
-                    config=config,
-                    sync=sync,
-                    dry_run=True,
-                    follow_symlinks=follow_symlinks,
-                )
-            else:
-                report = _bulk(
-                    ts, paths, collection, team, config, sync, follow_symlinks, audit, as_json
-                )
-            audit_path = audit
-            if dry_run and audit_path is None:
-                audit_path = ts.workspace.logs_dir / f"ingest-audit-{collection}.jsonl"
-            if audit_path is not None:
-                write_audit(report, audit_path)
-    except TansakuError as exc:
-        raise fail(str(exc)) from None
+    with library_errors(EXIT_ERROR), _ingest_client(home) as ts:
+        config = _with_combined(ts, collection, config, combined)
+        if dry_run:
+            report = ts.ingest(
+                paths,
+                collection=collection,
+                team=team,
+                config=config,
+                sync=sync,
+                dry_run=True,
+                follow_symlinks=follow_symlinks,
+            )
+        else:
+            report = _bulk(
+                ts, paths, collection, team, config, sync, follow_symlinks, audit, as_json
+            )
+        audit_path = audit
+        if dry_run and audit_path is None:
+            audit_path = ts.workspace.logs_dir / f"ingest-audit-{collection}.jsonl"
+        if audit_path is not None:
+            write_audit(report, audit_path)
     if as_json:
         data = report.to_dict()
         if audit_path is not None:

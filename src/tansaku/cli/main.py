@@ -25,10 +25,12 @@ from tansaku.cli.common import (
     emit_json,
     fail,
     library_error,
+    library_errors,
     out,
+    parse_now,
 )
 from tansaku.cli.common import connect as _connect
-from tansaku.errors import InvalidRequest, TansakuError
+from tansaku.errors import TansakuError
 from tansaku.search.limits import MAX_TOP_K
 from tansaku.workspace import DEFAULT_TEAM, Workspace
 
@@ -47,7 +49,7 @@ def _unexpected(exc: Exception) -> typer.Exit:
     """One line on stderr for an exception no command handled; exit code 2 for an invalid
     request, else 1."""
     if isinstance(exc, TansakuError):
-        return fail(str(exc), 2 if isinstance(exc, InvalidRequest) else 1)
+        return library_error(exc)
     detail = " ".join(f"{type(exc).__name__}: {exc}".split())
     if len(detail) > 300:
         detail = detail[:299] + "…"
@@ -203,39 +205,29 @@ def search(
         )
     except ValueError as exc:
         raise fail(str(exc), 2) from None
-    clock = None
-    if now is not None:
-        from tansaku.text.dates import parse_now
-
-        try:
-            clock = parse_now(now)
-        except ValueError as exc:
-            raise fail(str(exc), 2) from None
-    try:
-        axis_queries = []
-        for pair in axis_query:
-            axis, sep, text = pair.partition("=")
-            if not sep or not axis.strip() or not text.strip():
-                raise fail(f"--axis-query は 軸の名前=検索文 の形で指定してください: {pair!r}", 2)
-            axis_queries.append((axis.strip(), text.strip()))
-        with _connect(home, create=False) as ts:
-            result = ts.search(
-                query,
-                collection=collection,
-                team=team,
-                top_k=top_k,
-                filter=flt,
-                where=tuple(where),
-                axis_queries=tuple(axis_queries),
-                min_score=min_score,
-                now=clock,
-                expand=expand,
-                synonyms=synonyms,
-                rerank=rerank,
-            )
-            empty = not result.hits and not ts.collection(collection).has_records(team)
-    except TansakuError as exc:
-        raise library_error(exc) from None
+    clock = parse_now(now)
+    axis_queries = []
+    for pair in axis_query:
+        axis, sep, text = pair.partition("=")
+        if not sep or not axis.strip() or not text.strip():
+            raise fail(f"--axis-query は 軸の名前=検索文 の形で指定してください: {pair!r}", 2)
+        axis_queries.append((axis.strip(), text.strip()))
+    with library_errors(), _connect(home, create=False) as ts:
+        result = ts.search(
+            query,
+            collection=collection,
+            team=team,
+            top_k=top_k,
+            filter=flt,
+            where=tuple(where),
+            axis_queries=tuple(axis_queries),
+            min_score=min_score,
+            now=clock,
+            expand=expand,
+            synonyms=synonyms,
+            rerank=rerank,
+        )
+        empty = not result.hits and not ts.collection(collection).has_records(team)
     if as_json:
         emit_json(result.to_dict())
     else:

@@ -24,6 +24,7 @@ from tansaku.cli.common import (
     err,
     fail,
     library_error,
+    library_errors,
     parse_now,
 )
 from tansaku.errors import TansakuError
@@ -59,10 +60,8 @@ def _collections(pairs: list[str] | None) -> list[str] | dict[str, str] | None:
 
 def _name(value: str, what: str) -> str:
     """A plain name (team, role, collection); a bad one ends the command with exit code 2."""
-    try:
+    with library_errors(EXIT_REJECTED):
         return validate_name(value, what)
-    except TansakuError as exc:
-        raise fail(str(exc), EXIT_REJECTED) from None
 
 
 def mcp(

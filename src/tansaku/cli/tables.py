@@ -21,7 +21,16 @@ from rich.markup import escape
 from rich.table import Table
 
 from tansaku.cli import tables_manage as manage
-from tansaku.cli.common import EXIT_ERROR, EXIT_OK, EXIT_REJECTED, HomeOpt, JsonOpt, emit_json, fail
+from tansaku.cli.common import (
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_REJECTED,
+    HomeOpt,
+    JsonOpt,
+    emit_json,
+    fail,
+    library_errors,
+)
 from tansaku.cli.stats_render import (
     cell,
     render_cash,
@@ -76,10 +85,8 @@ def _out() -> Console:
 
 def _open(home: Path | None) -> TableDatabase:
     ws = Workspace.from_env(home)
-    try:
+    with library_errors(EXIT_ERROR):
         return TableDatabase(load_tables_config(ws.tables_file), audit_log=ws.sql_audit_file)
-    except TansakuError as e:
-        raise fail(str(e), EXIT_ERROR) from None
 
 
 def list_tables(json_out: JsonOpt = False, home: HomeOpt = None) -> None:
@@ -135,10 +142,8 @@ def run_sql(
     """SELECT 文を安全なサンドボックスで実行する(エージェントのSQLツールと同じ検査と制限)。"""
     db = _open(home)
     with db:
-        try:
+        with library_errors(EXIT_REJECTED):
             runner = sql_tool(db, tool)
-        except TansakuError as e:
-            raise fail(str(e), EXIT_REJECTED) from None
         outcome = runner.run(sql)
     code = (
         EXIT_REJECTED

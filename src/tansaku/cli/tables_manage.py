@@ -19,8 +19,17 @@ from typing import Annotated
 
 import typer
 
-from tansaku.cli.common import EXIT_ERROR, EXIT_REJECTED, HomeOpt, JsonOpt, emit_json, err, fail
-from tansaku.errors import ConfigError, LoadError, TansakuError
+from tansaku.cli.common import (
+    EXIT_ERROR,
+    EXIT_REJECTED,
+    HomeOpt,
+    JsonOpt,
+    emit_json,
+    err,
+    fail,
+    library_errors,
+)
+from tansaku.errors import ConfigError, LoadError
 from tansaku.tables.engine import probe_table
 from tansaku.tables.infer import InferredTable, infer_table, inferred_toml
 from tansaku.tables.register import NameTaken, add_table
@@ -33,10 +42,8 @@ FileArg = Annotated[Path, typer.Argument(help="CSV または Parquet のファ�
 
 def _registry(home: Path | None) -> tuple[Workspace, TablesConfig]:
     ws = Workspace.from_env(home)
-    try:
+    with library_errors(EXIT_ERROR):
         return ws, load_tables_config(ws.tables_file)
-    except TansakuError as e:
-        raise fail(str(e), EXIT_ERROR) from None
 
 
 def reload_tables(

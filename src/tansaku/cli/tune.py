@@ -13,8 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tansaku.cli.common import HomeOpt, JsonOpt, TeamOpt, fail
-from tansaku.errors import TansakuError
+from tansaku.cli.common import EXIT_ERROR, HomeOpt, JsonOpt, TeamOpt, fail, library_errors
 from tansaku.workspace import DEFAULT_TEAM
 
 
@@ -47,14 +46,12 @@ def register(app: typer.Typer) -> None:
         if not 2 <= folds <= 20:
             raise fail(f"--folds は 2〜20 で指定してください(現在: {folds})", 2)
         written: Any = None
-        try:
+        with library_errors(EXIT_ERROR):
             ds = load_dataset(judgements)
             with tansaku.connect(home, create=False) as ts:
                 report = tune_collection(ts, collection, ds, team=team, folds=folds)
                 if write and report.better:
                     written = write_setting(ts, collection, report.best)
-        except TansakuError as exc:
-            raise fail(str(exc)) from None
         if as_json:
             body = report.to_dict() | {"written": written is not None}
             sys.stdout.write(json.dumps(body, ensure_ascii=False, indent=2) + "\n")
