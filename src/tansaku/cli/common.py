@@ -40,6 +40,7 @@ out = Console(soft_wrap=False)
 err = Console(stderr=True)
 
 TeamOpt = Annotated[str, typer.Option("--team", "-t", help="チーム(テナント)名")]
+CollectionNameOpt = Annotated[str, typer.Option("--collection", "-c", help="コレクション名")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="JSON で出力する(機械向け)")]
 NowOpt = Annotated[
     str | None, typer.Option("--now", help="「昨日」などの基準日時 YYYY-MM-DD[THH:MM]")

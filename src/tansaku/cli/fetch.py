@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from tansaku.cli.common import HomeOpt, JsonOpt, TeamOpt, err, fail
+from tansaku.cli.common import CollectionNameOpt, HomeOpt, JsonOpt, TeamOpt, err, fail
 from tansaku.workspace import DEFAULT_TEAM, Workspace
 
 
@@ -20,7 +20,7 @@ def fetch(
             help="https:// か http:// のファイルの URL、または hf://datasets/所有者/名前/パス"
         ),
     ],
-    collection: Annotated[str, typer.Option("--collection", "-c", help="コレクション名")],
+    collection: CollectionNameOpt,
     team: TeamOpt = DEFAULT_TEAM,
     as_json: JsonOpt = False,
     home: HomeOpt = None,

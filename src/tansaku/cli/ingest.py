@@ -10,6 +10,7 @@ import typer
 from tansaku.cli import render
 from tansaku.cli.common import (
     EXIT_ERROR,
+    CollectionNameOpt,
     HomeOpt,
     JsonOpt,
     TeamOpt,
@@ -23,7 +24,7 @@ from tansaku.workspace import DEFAULT_TEAM
 
 def ingest(
     paths: Annotated[list[Path], typer.Argument(help="取り込むファイルまたはフォルダ")],
-    collection: Annotated[str, typer.Option("--collection", "-c", help="コレクション名")],
+    collection: CollectionNameOpt,
     team: TeamOpt = DEFAULT_TEAM,
     config: Annotated[Path | None, typer.Option("--config", help="コレクション設定(TOML)")] = None,
     dry_run: Annotated[

@@ -19,6 +19,7 @@ from typer.core import TyperGroup
 
 from tansaku.cli import render
 from tansaku.cli.common import (
+    CollectionNameOpt,
     HomeOpt,
     JsonOpt,
     TeamOpt,
@@ -148,7 +149,7 @@ def _parse_date(value: str | None, option: str) -> date | None:
 @_app.command()
 def search(
     query: Annotated[str, typer.Argument(help="検索クエリ(日本語)")],
-    collection: Annotated[str, typer.Option("--collection", "-c", help="コレクション名")],
+    collection: CollectionNameOpt,
     team: TeamOpt = DEFAULT_TEAM,
     top_k: Annotated[
         int | None, typer.Option("--top-k", "-k", min=1, max=MAX_TOP_K, help="返す件数")
