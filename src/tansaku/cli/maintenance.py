@@ -23,7 +23,7 @@ from tansaku.cli.common import (
     out,
     progress_bar,
 )
-from tansaku.errors import TansakuError, WorkspaceNotFound
+from tansaku.errors import WorkspaceNotFound
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -59,7 +59,7 @@ def migrate(
     ws = Workspace.from_env(home)
     if not ws.home.is_dir():
         raise library_error(WorkspaceNotFound(str(ws.home)))
-    try:
+    with library_errors():
         todo = pending(ws)
         if check:
             if as_json:
@@ -73,8 +73,6 @@ def migrate(
         for m in todo:
             _say(err, f"移行中: {m.collection}({_layout(m.layout)})")
         done = migrate_workspace(ws)
-    except TansakuError as exc:
-        raise library_error(exc) from None
     if as_json:
         emit_json({"migrated": [m.to_dict() for m in done], "layout": LAYOUT})
         return

@@ -8,8 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tansaku.cli.common import HomeOpt, JsonOpt, emit_json, err, library_error, out
-from tansaku.errors import TansakuError
+from tansaku.cli.common import HomeOpt, JsonOpt, emit_json, err, library_errors, out
 
 models_app = typer.Typer(help="チャットモデル(ローカルの GGUF モデルと設定)", no_args_is_help=True)
 
@@ -56,7 +55,7 @@ def install(
             highlight=False,
             soft_wrap=True,
         )
-    try:
+    with library_errors():
         pip_args = ["--no-index", "--find-links", str(find_links)] if find_links else []
         model = install_model(
             name,
@@ -66,8 +65,6 @@ def install(
             pip_args=pip_args,
             log=None if as_json else _pip_line,
         )
-    except TansakuError as exc:
-        raise library_error(exc) from None
     if as_json:
         emit_json(_installed_dict(model))
         return
@@ -104,10 +101,8 @@ def list_models(as_json: JsonOpt = False, home: HomeOpt = None) -> None:
     from tansaku.agent.models.config import resolve_settings
     from tansaku.agent.models.install import CATALOGUE, installed_models, models_dir
 
-    try:
+    with library_errors():
         settings = resolve_settings(home)
-    except TansakuError as exc:
-        raise library_error(exc) from None
     installed = installed_models(models_dir(home))
     names = {m.name for m in installed}
     available = [
