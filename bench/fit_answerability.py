@@ -3,6 +3,7 @@ on public question sets with off-topic negatives.
 
     python bench/fit_answerability.py                  # features, fit, CV report, write json
     python bench/fit_answerability.py --dry-run        # report only
+    python bench/fit_answerability.py --fusion max --home HOME  # the fit for max-fused collections
 
 Each set of the basket (``bench/basket.py``: jsquad-ir, FAQ sets…) is asked against its own
 collection (positives: a candidate is relevant when its document is in the qrels) and, as
@@ -251,6 +252,13 @@ def main(argv: list[str]) -> None:
     parser.add_argument(
         "--curve", action="store_true", help="print the out-of-fold curve per set (Markdown)"
     )
+    parser.add_argument(
+        "--fusion",
+        choices=("zscore", "max"),
+        default="zscore",
+        help="the fusion family the collections of --home use: zscore (the file's top level, "
+        "the default of new collections) or max (its fusions.max)",
+    )
     args = parser.parse_args(argv)
     if args.rows and args.rows.exists():
         rows = [Row(**r) for r in json.loads(args.rows.read_text("utf-8"))]
@@ -283,8 +291,16 @@ def main(argv: list[str]) -> None:
         + ", ".join(f"{s} ({counts[s]} questions)" for s in sets)
         + f", up to {NEGATIVES} off-topic questions of other domains per set"
     )
+    result["fitted_on"] = f"{result['fitted_on']}; under {args.fusion} fusion"
     print(json.dumps(report, ensure_ascii=False, indent=2))
     if not args.dry_run:
+        shipped = json.loads(OUT.read_text("utf-8"))
+        others = shipped.pop("fusions", {})
+        if args.fusion == "zscore":
+            result["fusions"] = others
+        else:
+            shipped["fusions"] = {**others, args.fusion: result}
+            result = shipped
         OUT.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", "utf-8")
         print(f"wrote {OUT.relative_to(ROOT)}")
 

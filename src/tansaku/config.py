@@ -93,8 +93,8 @@ _LABELS = {
     "MergeMethod": "merge",
 }
 NORMALIZATIONS = ("max", "minmax", "zscore")
-DEFAULT_NORMALIZATION: Final = "max"
-DEFAULT_DENSE_GATE: Final = 0.0
+DEFAULT_NORMALIZATION: Final = "zscore"
+DEFAULT_DENSE_GATE: Final = 3.0
 MAX_DENSE_GATE: Final = 10.0
 
 
@@ -108,8 +108,8 @@ class FusionConfig:
     k: int = 60
     normalization: str = DEFAULT_NORMALIZATION
     dense_gate: float = DEFAULT_DENSE_GATE
-    """Dense axes weigh ``1 + dense_gate × (1 - coverage)`` times their weight, ``coverage``
-    being the share of the query's terms that the best BM25 hit contains (0: off)."""
+    """Linear only: dense axes weigh ``1 + dense_gate × (1 - coverage)`` times their weight,
+    ``coverage`` being the share of the query's terms in the best BM25 hit (0: off)."""
 
     def __post_init__(self) -> None:
         if self.k <= 0:
@@ -295,13 +295,18 @@ _QUERY_KEYS = {
 def _num(
     raw: Mapping[str, Any], table: str, key: str, default: float, kind: Callable[[Any], Any] = float
 ) -> Any:
-    """``raw[key]`` (or ``default``) as ``kind``; a :class:`ConfigError` naming the key when it
-    is no number."""
+    """``raw[key]`` (or ``default``) as ``kind``; a ConfigError naming the key if no number."""
     value = raw.get(key, default)
     try:
         return kind(value)
     except (TypeError, ValueError):
         raise ConfigError(f"[{table}] {key} は数値で指定してください(現在: {value!r})") from None
+
+
+def default_gate(fusion: Mapping[str, Any]) -> float:
+    """``dense_gate`` where ``[fusion]`` does not set it: 0 where the table names a normalisation
+    (a config written before the gate existed keeps its ranking), else the default."""
+    return DEFAULT_DENSE_GATE if "normalization" not in fusion else 0.0
 
 
 def _query_config(raw: Mapping[str, Any]) -> QueryConfig:
@@ -354,7 +359,7 @@ def config_from_dict(data: Mapping[str, Any], *, name: str | None = None) -> Col
         method=FusionMethod.from_str(str(fusion_raw.get("method", "linear"))),
         k=_num(fusion_raw, "fusion", "k", 60, int),
         normalization=str(fusion_raw.get("normalization", DEFAULT_NORMALIZATION)),
-        dense_gate=_num(fusion_raw, "fusion", "dense_gate", DEFAULT_DENSE_GATE),
+        dense_gate=_num(fusion_raw, "fusion", "dense_gate", default_gate(fusion_raw)),
     )
     search = data.get("search", {})
     bm25 = data.get("bm25", {})

@@ -14,7 +14,15 @@ import tansaku
 from tansaku.cli.main import app
 from tansaku.config import FusionMethod
 from tansaku.eval import load_dataset
-from tansaku.eval.tune import Setting, collect_runs, ndcg, settings, tune, tune_collection
+from tansaku.eval.tune import (
+    collect_coverage,
+    collect_runs,
+    current_setting,
+    ndcg,
+    settings,
+    tune,
+    tune_collection,
+)
 from tansaku.testing import HashEmbedder
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -41,7 +49,7 @@ def test_ndcg_and_the_grid() -> None:
     assert ndcg(["x"], {"a": 2}) == 0.0
     axes = [Axis(name=n, mode=AxisMode.BM25, fields=("body",), weight=0.5) for n in "abc"]
     grid = settings(axes)
-    assert len(grid) == 3 * 66  # 66 splits of 1.0 in tenths over three axes, three fusions
+    assert len(grid) == 5 * 66  # 66 splits of 1.0 in tenths over three axes, five fusions
     assert all(abs(sum(w for _, w in s.weights) - 1.0) < 1e-9 for s in grid)
 
 
@@ -50,12 +58,9 @@ def test_the_current_setting_scores_as_the_engine_ranks(home) -> None:
     with tansaku.connect(home, embedder=HashEmbedder(32)) as ts:
         config = ts.collection("cards").config
         runs = collect_runs(ts, "cards", {"q": "相手のリーダーにダメージ"}, team="default")
-        fused = Setting(
-            config.fusion.method,
-            config.fusion.normalization,
-            config.fusion.k,
-            tuple((a.name, a.weight) for a in config.axes),
-        ).fuse(runs["q"])
+        coverage = collect_coverage(ts, "cards", {"q": "相手のリーダーにダメージ"}, team="default")
+        assert config.fusion.dense_gate > 0 and 0 <= coverage["q"] <= 1
+        fused = current_setting(config).fuse(runs["q"], coverage["q"])
         engine = ts.search(
             "相手のリーダーにダメージ",
             collection="cards",

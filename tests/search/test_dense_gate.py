@@ -12,6 +12,7 @@ from tansaku.config import (
     AxisMode,
     CollectionConfig,
     FusionConfig,
+    FusionMethod,
     config_from_dict,
 )
 from tansaku.errors import ConfigError
@@ -28,13 +29,19 @@ DOCS = [
 ]
 
 
+def _config(name: str, fusion: FusionConfig) -> CollectionConfig:
+    return CollectionConfig(name=name, fusion=fusion)
+
+
 @pytest.fixture
 def ts(tmp_path):
     records = [Record(id=f"{d}:body", doc_id=d, field="body", text=t) for d, t in DOCS]
     with tansaku.connect(tmp_path / "home", embedder=HashEmbedder(32)) as client:
-        gated = CollectionConfig(name="gated", fusion=FusionConfig(dense_gate=3.0))
-        client.ingest_records(records, collection="gated", config=gated)
-        client.ingest_records(records, collection="plain", config=CollectionConfig(name="plain"))
+        # max normalisation on both: a fused score is then the weighted sum of s / best
+        gated = FusionConfig(normalization="max", dense_gate=3.0)
+        plain = FusionConfig(normalization="max", dense_gate=0.0)
+        client.ingest_records(records, collection="gated", config=_config("gated", gated))
+        client.ingest_records(records, collection="plain", config=_config("plain", plain))
         yield client
 
 
@@ -91,6 +98,30 @@ def test_partial_coverage_weighs_the_dense_axis_up(ts) -> None:
     first = next(h for h in plain.hits if h.axes["dense"].rank == 1)
     same = next(h for h in gated.hits if h.doc_id == first.doc_id)
     assert same.score == pytest.approx(first.score + (boost - 1.0) / 3, rel=1e-6)
+
+
+def test_new_collections_get_zscore_and_the_gate_old_configs_keep_their_ranking() -> None:
+    fresh = config_from_dict({"name": "x"}).fusion
+    assert (fresh.normalization, fresh.dense_gate) == ("zscore", 3.0)
+    assert CollectionConfig(name="x").fusion == fresh
+    old = config_from_dict({"name": "x", "fusion": {"method": "linear", "normalization": "max"}})
+    assert (old.fusion.normalization, old.fusion.dense_gate) == ("max", 0.0)
+    named = config_from_dict({"name": "x", "fusion": {"normalization": "zscore"}})
+    assert named.fusion.dense_gate == 0.0  # zscore chosen before the gate existed
+    rrf = config_from_dict({"name": "x", "fusion": {"method": "rrf"}}).fusion
+    assert rrf.dense_gate == 3.0  # kept, but the gate weighs linear fusion only
+
+
+def test_the_gate_leaves_rrf_alone(ts) -> None:
+    rrf = FusionConfig(method=FusionMethod.RRF, dense_gate=3.0)
+    result = ts.search("振込手数料は株主優待で割り引かれますか", collection="gated", fusion=rrf)
+    assert result.plan.stage.lexical_coverage is None
+    assert "dense_gate" not in result.plan.to_dict()["fusion"]
+
+
+def test_the_question_phrasing_does_not_count_against_coverage(ts) -> None:
+    result = ts.search("振込手数料について教えてほしいのですが", collection="gated")
+    assert result.plan.stage.lexical_coverage == 1.0  # 振込, 手数料: both in the best hit
 
 
 def test_the_setting_is_checked_and_kept(ts) -> None:

@@ -79,7 +79,7 @@ def test_dates_do_not_filter_a_collection_without_dates(tmp_path):
 
 
 def test_zscore_fusion_keeps_every_candidate_the_merge_and_min_score(ts):
-    z = FusionConfig(normalization="zscore")
+    z = FusionConfig(normalization="zscore", dense_gate=0.0)  # the normalisation alone
     kw = {"collection": "reports", "now": NOW, "expand": False, "top_k": 50}
     plain, zs = ts.search("冷蔵庫の故障", **kw), ts.search("冷蔵庫の故障", fusion=z, **kw)
     assert len(zs.hits) == len(plain.hits) == 50  # no candidate dropped below its legs' means

@@ -21,7 +21,14 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tansaku.config import Axis, CollectionConfig, FusionConfig, FusionMethod
+from tansaku.config import (
+    DEFAULT_DENSE_GATE,
+    Axis,
+    AxisMode,
+    CollectionConfig,
+    FusionConfig,
+    FusionMethod,
+)
 from tansaku.errors import InvalidRequest
 from tansaku.search.fusion import linear_fusion, rrf_fusion
 
@@ -41,15 +48,25 @@ class Setting:
     normalization: str
     k: int
     weights: tuple[tuple[str, float], ...]
+    dense_gate: float = 0.0
+    dense: tuple[str, ...] = ()
+    """The dense axes, which ``dense_gate`` weighs up where the query's coverage is low."""
 
     def label(self) -> str:
         rrf = self.method is FusionMethod.RRF
         how = f"rrf k={self.k}" if rrf else f"linear {self.normalization}"
+        if not rrf and self.dense_gate > 0:
+            how += f" gate={self.dense_gate:g}"
         weights = " ".join(f"{n}={w:g}" for n, w in self.weights)
         return f"{how} / {weights}"
 
-    def fuse(self, runs: Runs) -> list[Hashable]:
+    def fuse(self, runs: Runs, coverage: float = 1.0) -> list[Hashable]:
+        """The ranking of ``runs`` under this setting; ``coverage``: the query's lexical
+        coverage (``[fusion] dense_gate``, :func:`collect_coverage`)."""
         weights = dict(self.weights)
+        if self.method is FusionMethod.LINEAR and self.dense_gate > 0:
+            boost = 1.0 + self.dense_gate * (1.0 - coverage)
+            weights = {n: w * boost if n in self.dense else w for n, w in weights.items()}
         if self.method is FusionMethod.RRF:
             fused = rrf_fusion(runs, weights, k=self.k)
         else:
@@ -59,13 +76,23 @@ class Setting:
     def apply(self, config: CollectionConfig) -> CollectionConfig:
         weights = dict(self.weights)
         axes = tuple(replace(a, weight=weights.get(a.name, a.weight)) for a in config.axes)
-        fusion = FusionConfig(method=self.method, k=self.k, normalization=self.normalization)
+        fusion = FusionConfig(
+            method=self.method,
+            k=self.k,
+            normalization=self.normalization,
+            dense_gate=self.dense_gate,
+        )
         return replace(config, axes=axes, fusion=fusion)
 
 
 def current_setting(config: CollectionConfig) -> Setting:
     f = config.fusion
-    return Setting(f.method, f.normalization, f.k, tuple((a.name, a.weight) for a in config.axes))
+    weights = tuple((a.name, a.weight) for a in config.axes)
+    return Setting(f.method, f.normalization, f.k, weights, f.dense_gate, _dense(config.axes))
+
+
+def _dense(axes: Sequence[Axis]) -> tuple[str, ...]:
+    return tuple(a.name for a in axes if a.mode is AxisMode.DENSE)
 
 
 def _simplex(n: int, step: float) -> list[tuple[float, ...]]:
@@ -79,16 +106,21 @@ def _simplex(n: int, step: float) -> list[tuple[float, ...]]:
 
 def settings(axes: Sequence[Axis]) -> list[Setting]:
     """The grid: every weight split in steps of 0.1 (0.25 beyond three axes) under linear
-    fusion with either normalisation, and under RRF (k 60)."""
+    fusion with each normalisation (zscore with and without the lexical-coverage gate), and
+    under RRF (k 60)."""
     names = [a.name for a in axes]
+    dense = _dense(axes)
     step = 0.1 if len(names) <= 3 else 0.25
     grid = _simplex(len(names), step)
     out = []
+    linear = FusionMethod.LINEAR
     for w in grid:
         pairs = tuple(zip(names, w, strict=True))
-        out.append(Setting(FusionMethod.LINEAR, "max", 60, pairs))
-        out.append(Setting(FusionMethod.LINEAR, "minmax", 60, pairs))
-        out.append(Setting(FusionMethod.RRF, "max", 60, pairs))
+        out.append(Setting(linear, "zscore", 60, pairs, DEFAULT_DENSE_GATE, dense))
+        out.append(Setting(linear, "zscore", 60, pairs, 0.0, dense))
+        out.append(Setting(linear, "max", 60, pairs, 0.0, dense))
+        out.append(Setting(linear, "minmax", 60, pairs, 0.0, dense))
+        out.append(Setting(FusionMethod.RRF, "max", 60, pairs, 0.0, dense))
     return out
 
 
@@ -177,16 +209,22 @@ def tune(
     qrels: Mapping[str, Mapping[str, int]],
     *,
     folds: int = 5,
+    coverage: Mapping[str, float] | None = None,
 ) -> TuneReport:
     """Cross-validated choice of a fusion setting for ``runs`` (query id → axis → ranked
-    ``(doc id, score)``), judged by ``qrels``."""
+    ``(doc id, score)``), judged by ``qrels``; ``coverage``: each query's lexical coverage
+    (:func:`collect_coverage`; 1 where missing)."""
+    cov = coverage or {}
     qids = [q for q in runs if qrels.get(q)]
     if len(qids) < 2:
         raise InvalidRequest("調整には正解つきのクエリが2件以上必要です")
     folds = max(2, min(folds, len(qids)))
     grid = settings(config.axes)
     current = current_setting(config)
-    scores = {s: {q: ndcg(s.fuse(runs[q]), qrels[q]) for q in qids} for s in [*grid, current]}
+    scores = {
+        s: {q: ndcg(s.fuse(runs[q], cov.get(q, 1.0)), qrels[q]) for q in qids}
+        for s in [*grid, current]
+    }
     fold_of = {q: _fold(q, folds) for q in qids}
     if len(set(fold_of.values())) < 2:  # hashing put every query in one fold
         fold_of = {q: i % folds for i, q in enumerate(qids)}
@@ -251,6 +289,29 @@ def collect_runs(
     return out
 
 
+def collect_coverage(
+    ts: Any, collection: str, queries: Mapping[str, str], *, team: str
+) -> dict[str, float]:
+    """Query id → its lexical coverage in ``collection`` (the share of its content terms in the
+    best BM25 hit, ``[fusion] dense_gate``): one search each with the collection's axes."""
+    gate = FusionConfig(dense_gate=DEFAULT_DENSE_GATE)
+    out = {}
+    for qid, text in queries.items():
+        result = ts.search(
+            text,
+            collection=collection,
+            team=team,
+            top_k=1,
+            fusion=gate,
+            expand=False,
+            retry=False,
+            rerank=False,
+        )
+        found = result.plan.stage.lexical_coverage
+        out[qid] = 1.0 if found is None else found
+    return out
+
+
 def tune_collection(
     ts: Any, collection: str, judgements: Any, *, team: str, folds: int = 5
 ) -> TuneReport:
@@ -261,7 +322,8 @@ def tune_collection(
     config = ts.collection(collection).config
     qrels = resolve_qrels(ts, judgements, collection, team)
     runs = collect_runs(ts, collection, judgements.queries, team=team)
-    return tune(collection, config, runs, qrels, folds=folds)
+    coverage = collect_coverage(ts, collection, judgements.queries, team=team)
+    return tune(collection, config, runs, qrels, folds=folds, coverage=coverage)
 
 
 def write_setting(ts: Any, collection: str, setting: Setting) -> CollectionConfig:

@@ -214,7 +214,7 @@ class SearchPlan:
             fusion["k"] = self.fusion.k
         else:
             fusion["normalization"] = self.fusion.normalization
-        if self.fusion.dense_gate > 0:
+        if self.fusion.method is FusionMethod.LINEAR and self.fusion.dense_gate > 0:
             fusion["dense_gate"] = self.fusion.dense_gate
             if stage.lexical_coverage is not None:
                 fusion["lexical_coverage"] = round(stage.lexical_coverage, 4)

@@ -134,8 +134,9 @@ def retrieve(
 
     axis_weights = {a.name: a.weight for a in axes}
     coverage = None
-    if fusion.dense_gate > 0 and any(a.mode is AxisMode.DENSE for a in axes):
-        coverage = lexical_coverage(collection, tenant, axes, runs, terms, overrides)
+    gated = fusion.method is FusionMethod.LINEAR and fusion.dense_gate > 0
+    if gated and any(a.mode is AxisMode.DENSE for a in axes):
+        coverage = lexical_coverage(collection, tenant, axes, runs, terms, overrides, weights)
         boost = 1.0 + fusion.dense_gate * (1.0 - coverage)
         axis_weights = {
             a.name: a.weight * boost if a.mode is AxisMode.DENSE else a.weight for a in axes
@@ -187,16 +188,21 @@ def lexical_coverage(
     runs: Mapping[str, Sequence[tuple[Hashable, ScoredRecord]]],
     terms: Sequence[str],
     overrides: Mapping[str, AxisInput] | None = None,
+    weights: QueryWeights | None = None,
 ) -> float:
-    """The share of the query's distinct terms that the first BM25 axis's best hit contains
-    (its record's text analysed as the index analyses it): 1 when the words of the question
-    stand in one record, low when lexical matching only found part of it. Without a BM25 axis
-    or terms: 1 (no lexical evidence to doubt); a BM25 axis that found nothing: 0."""
+    """The share of the query's distinct content terms that the first BM25 axis's best hit
+    contains (its record's text analysed as the index analyses it): 1 when the words of the
+    question stand in one record, low when lexical matching only found part of them. The
+    question's phrasing (「〜したいのですが」「どこに行けば」: the terms ``weights`` weighs
+    down) does not count. Without a BM25 axis or content terms: 1 (no lexical evidence to
+    doubt); a BM25 axis that found nothing: 0."""
     axis = next((a for a in axes if a.mode is AxisMode.BM25), None)
     if axis is None:
         return 1.0
     own = (overrides or {}).get(axis.name)
-    wanted = set(own.terms if own else terms)
+    if own:
+        terms, weights = own.terms, own.weights
+    wanted = set(terms) - set(weights.terms if weights else ())
     if not wanted:
         return 1.0
     run = runs.get(axis.name) or []

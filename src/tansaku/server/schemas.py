@@ -18,6 +18,7 @@ from tansaku.config import (
     AxisMode,
     FusionConfig,
     FusionMethod,
+    default_gate,
 )
 from tansaku.errors import ConfigError, InvalidRequest
 from tansaku.search.types import SearchRequest
@@ -43,7 +44,21 @@ class FusionBody(Body):
     method: Literal["linear", "rrf"] = "linear"
     k: Annotated[int, Field(ge=1, le=10_000)] = 60
     normalization: Literal["max", "minmax", "zscore"] = DEFAULT_NORMALIZATION
-    dense_gate: Annotated[float, Field(ge=0, le=MAX_DENSE_GATE)] = DEFAULT_DENSE_GATE
+    dense_gate: Annotated[float | None, Field(ge=0, le=MAX_DENSE_GATE)] = Field(
+        default=None,
+        description=f"既定: normalization を指定しないとき {DEFAULT_DENSE_GATE:g}、指定したとき 0",
+    )
+
+    def gate(self) -> float:
+        """``dense_gate``, or its default for the normalisation the body names (or not)."""
+        if self.dense_gate is not None:
+            return self.dense_gate
+        named = (
+            {"normalization": self.normalization}
+            if "normalization" in self.model_fields_set
+            else {}
+        )
+        return default_gate(named)
 
 
 class FilterBody(Body):
@@ -95,7 +110,7 @@ class SearchBody(Body):
                     method=FusionMethod.from_str(self.fusion.method),
                     k=self.fusion.k,
                     normalization=self.fusion.normalization,
-                    dense_gate=self.fusion.dense_gate,
+                    dense_gate=self.fusion.gate(),
                 )
                 if self.fusion
                 else None

@@ -66,7 +66,7 @@ def search_rag_knowledge_base(
     """Every collection of the scope (or the one named) searched with its own config; the hits
     ranked together on the calibrated probability the offline answer engine uses, and — when
     even the best is unlikely to answer the query — no result rather than the nearest ones."""
-    from tansaku.tools.scope import Question, calibrate, search_scope, threshold_for
+    from tansaku.tools.scope import Question, calibrate, search_scope, threshold_of
 
     names = _names(scope)
     if collection_name is not None and collection_name not in names:
@@ -82,10 +82,8 @@ def search_rag_knowledge_base(
             raise ToolError(f"コレクション「{name}」はまだ作られていません")
     k = max(1, min(top_k, 10))
     found = search_scope(scope, Question.of(query, scope.now), targets, per_collection=k)
-    ranked, answerable = calibrate(found.candidates, found.embedders)
-    enough = bool(ranked) and answerable >= threshold_for(
-        found.embedders.get(ranked[0].collection, "")
-    )
+    ranked, answerable = calibrate(found.candidates, found.embedders, fusions=found.fusions)
+    enough = bool(ranked) and answerable >= threshold_of(found, ranked[0].collection)
     merged = (
         [_knowledge_item(c.collection, c.hit, c.probability) for c in ranked[:k]] if enough else []
     )

@@ -22,7 +22,7 @@ from tansaku.errors import TansakuError
 from tansaku.records import Record
 from tansaku.store.base import Filter
 from tansaku.tools.roles import ROLE_LABELS
-from tansaku.tools.scope.calibration import calibrate, threshold_for
+from tansaku.tools.scope.calibration import calibrate, threshold_of
 from tansaku.tools.scope.candidates import (
     Candidate,
     Question,
@@ -129,9 +129,9 @@ def answer_scope(question: str, scope: ToolScope, names: Sequence[str] | None = 
         ),
     ]
     found: Retrieved = search_scope(scope, q, targets)
-    ranked, answerable = calibrate(found.candidates, found.embedders)
+    ranked, answerable = calibrate(found.candidates, found.embedders, fusions=found.fusions)
     ranked = named_first(ranked, question)
-    threshold = threshold_for(found.embedders.get(ranked[0].collection, "")) if ranked else 1.0
+    threshold = threshold_of(found, ranked[0].collection) if ranked else 1.0
     events.append(Event(type="tool_result", tool=SEARCH_TOOL, text=_result_summary(ranked)))
     searched = tuple(found.searched)
     for name, problem in found.problems.items():

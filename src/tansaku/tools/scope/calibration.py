@@ -6,6 +6,11 @@ Two variants: ``dense`` for the embedding model the fit was made with (its cosin
 feature) and ``lexical`` for any other embedder (a remote model's, the tests' hash embedder),
 whose cosines mean something else. The same probability ranks hits of different collections
 against each other and decides whether the question is answerable at all.
+
+The features read the fused ranking, so each fusion family has its fit: the file's top level
+for ``zscore`` (the default of new collections, with ``dense_gate``), ``fusions.max`` for
+collections fused under ``max`` (and ``minmax``, ``rrf``), as collections made before
+``zscore`` became the default still are (:func:`fusion_family`).
 """
 
 from __future__ import annotations
@@ -13,11 +18,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
+from typing import Any
 
-from tansaku.tools.scope.candidates import Candidate, Features
+from tansaku.config import FusionConfig, FusionMethod
+from tansaku.tools.scope.candidates import Candidate, Features, Retrieved
 
 # ``oov`` and ``n_terms`` are described on every candidate but are no inputs: fitted on
 # encyclopedia questions they learn that short questions are off-topic, which a team's short
@@ -91,12 +98,31 @@ class Calibration:
     dense: Variant
     lexical: Variant
     fitted_on: str = ""
+    fusions: Mapping[str, Calibration] = field(default_factory=dict)
+    """The fits of the other fusion families (``max``), by :func:`fusion_family`."""
+
+    def for_fusion(self, family: str) -> Calibration:
+        """The fit of a fusion family: its own where there is one, else this one."""
+        return self.fusions.get(family, self)
 
     def model_for(self, embedder: str) -> tuple[Variant, bool]:
         """The variant for an embedder name, and whether it reads the dense cosine."""
         if any(embedder == e or embedder.startswith(e) for e in self.embedders):
             return self.dense, True
         return self.lexical, False
+
+
+DEFAULT_FAMILY = "zscore"
+
+
+def fusion_family(fusion: FusionConfig | None) -> str:
+    """``zscore`` for linear fusion of standard scores (the fit at the file's top level) and
+    when unknown (``None``), ``max`` for every other fusion."""
+    if fusion is None or (
+        fusion.method is FusionMethod.LINEAR and fusion.normalization == "zscore"
+    ):
+        return DEFAULT_FAMILY
+    return "max"
 
 
 def _variant(data: dict[str, dict[str, object]]) -> Variant:
@@ -118,12 +144,17 @@ def _model(data: dict[str, object]) -> Model:
 def load() -> Calibration:
     """The shipped calibration (``calibration.json`` beside this module)."""
     text = resources.files(__package__).joinpath("calibration.json").read_text("utf-8")
-    data = json.loads(text)
+    return parse(json.loads(text))
+
+
+def parse(data: dict[str, Any]) -> Calibration:
+    """A calibration from its JSON form (``calibration.json``)."""
     return Calibration(
         embedders=tuple(data["embedders"]),
         dense=_variant(data["dense"]),
         lexical=_variant(data["lexical"]),
         fitted_on=str(data.get("fitted_on", "")),
+        fusions={str(k): parse(v) for k, v in data.get("fusions", {}).items()},
     )
 
 
@@ -131,27 +162,43 @@ def calibrate(
     candidates: Sequence[Candidate],
     embedders: Mapping[str, str],
     calibration: Calibration | None = None,
+    *,
+    fusions: Mapping[str, FusionConfig] | None = None,
 ) -> tuple[list[Candidate], float]:
     """The candidates with their probability, best first (ties keep the collections' order),
     and the probability that the question is answerable from the best of them.
-    ``embedders``: collection → the embedder its vectors were made with."""
-    chosen = calibration or load()
+    ``embedders``: collection → the embedder its vectors were made with; ``fusions``:
+    collection → its fusion (default: the default family's)."""
+    base = calibration or load()
+    fusions = fusions or {}
+
+    def model(collection: str) -> tuple[Variant, bool]:
+        fit = base.for_fusion(fusion_family(fusions.get(collection)))
+        return fit.model_for(embedders.get(collection, ""))
+
     scored = []
     for c in candidates:
-        variant, dense = chosen.model_for(embedders.get(c.collection, ""))
+        variant, dense = model(c.collection)
         p = variant.rank.probability(vector(c.features, dense=dense))
         scored.append(replace(c, probability=p))
     scored.sort(key=lambda c: -c.probability)
     if not scored:
         return scored, 0.0
     top = scored[0]
-    variant, dense = chosen.model_for(embedders.get(top.collection, ""))
+    variant, dense = model(top.collection)
     margin = top.probability - (scored[1].probability if len(scored) > 1 else 0.0)
     x = [*vector(top.features, dense=dense), top.probability, margin]
     return scored, variant.answerable.probability(x)
 
 
-def threshold_for(embedder: str, calibration: Calibration | None = None) -> float:
-    """The answerability cut of the variant an embedder gets."""
-    variant, _ = (calibration or load()).model_for(embedder)
+def threshold_for(
+    embedder: str, calibration: Calibration | None = None, *, fusion: FusionConfig | None = None
+) -> float:
+    """The answerability cut of the variant an embedder gets under a fusion."""
+    variant, _ = (calibration or load()).for_fusion(fusion_family(fusion)).model_for(embedder)
     return variant.answerable.threshold
+
+
+def threshold_of(found: Retrieved, collection: str) -> float:
+    """The answerability cut for ``collection``'s best candidate in a scope search."""
+    return threshold_for(found.embedders.get(collection, ""), fusion=found.fusions.get(collection))

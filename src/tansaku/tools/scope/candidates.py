@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
-from tansaku.config import AxisMode, CollectionConfig
+from tansaku.config import AxisMode, CollectionConfig, FusionConfig
 from tansaku.errors import InvalidRequest, TansakuError
 from tansaku.search.types import Hit
 from tansaku.store.sparse import query_vector, term_id
@@ -282,6 +282,8 @@ class Retrieved:
     listing: bool = False
     """The question asks for the records of a period or a person and nothing else (「先月の
     実験ノートは?」): the candidates are those records, up to ``LIST_MAX`` per collection."""
+    fusions: dict[str, FusionConfig] = field(default_factory=dict)
+    """Each collection's fusion: the calibration fitted under it (``calibration.py``)."""
 
 
 def _search(scope: ToolScope, name: str, question: Question, k: int, own: frozenset[str]) -> Any:
@@ -333,6 +335,7 @@ def search_scope(
     problems: dict[str, str] = {}
     weights: dict[str, dict[str, float]] = {}
     embedders: dict[str, str] = {}
+    fusions: dict[str, FusionConfig] = {}
     undated: set[str] = set()  # named a date the collection cannot filter by
     dated = False
     period = ""
@@ -365,7 +368,9 @@ def search_scope(
         terms = [*question.terms, *(t for q in expanded[1:] for t in Question.of(q).terms)]
         w = TermWeights(scope, name, list(dict.fromkeys(terms)))
         weights[name] = w.weight
-        embedders[name] = scope.client.collection(name).state.embedder
+        handle = scope.client.collection(name)
+        embedders[name] = handle.state.embedder
+        fusions[name] = handle.config.fusion
         synonyms = {sp.term: sp.others for sp in result.plan.stage.synonyms}
         found.extend(
             collection_candidates(scope, name, question, hits, w, expanded, synonyms, config=config)
@@ -374,7 +379,9 @@ def search_scope(
         found = [c for c in found if c.collection not in undated]
     searched = [n for n in targets if n not in problems]
     lists = bool(listing) and all(listing)
-    return Retrieved(found, weights, embedders, problems, searched, period, listing=lists)
+    return Retrieved(
+        found, weights, embedders, problems, searched, period, listing=lists, fusions=fusions
+    )
 
 
 def roles_in(candidates: Sequence[Candidate]) -> Mapping[str, str]:
