@@ -16,14 +16,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import time
 import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from tansaku.agent.models._errors import Endpoint, forward_text
+from tansaku.agent.models._remote import RemoteChatModel
 from tansaku.agent.models.base import (
-    BaseChatModel,
     ChatCall,
     ChatResponse,
     FinishReason,
@@ -194,7 +193,7 @@ def _transient() -> tuple[type[BaseException], ...]:
     return tuple(out)
 
 
-class GeminiChatModel(BaseChatModel):
+class GeminiChatModel(RemoteChatModel):
     """A Gemini model (Gemini API; ``base_url`` for a proxy or the fake server)."""
 
     def __init__(
@@ -214,16 +213,12 @@ class GeminiChatModel(BaseChatModel):
             from google.genai import types
         except ImportError:
             raise MissingExtra("google-genai", "llm", "Gemini のチャットモデル") from None
-        if not model:
-            raise ValueError("model must be a non-empty model name")
+        super().__init__(model=model, timeout=timeout, temperature=temperature)
         if not api_key:
             raise ConfigError(
                 "Gemini の API キーがありません。GEMINI_API_KEY(または TANSAKU_LLM_API_KEY)を"
                 "設定してください"
             )
-        self.model = model
-        self.temperature = temperature
-        self.timeout = timeout
         retry = types.HttpRetryOptions(
             attempts=max_retries + 1,
             initial_delay=retry_delay,
@@ -239,13 +234,6 @@ class GeminiChatModel(BaseChatModel):
         self._client = genai.Client(api_key=api_key, http_options=options)
         self._endpoint = Endpoint("gemini", model, base_url or DEFAULT_URL, max_retries, api_key)
 
-    @property
-    def name(self) -> str:
-        return f"gemini:{self.model}"
-
-    def __repr__(self) -> str:
-        return f"GeminiChatModel({self.name!r}, base_url={self._endpoint.url!r})"
-
     def complete(self, call: ChatCall) -> ChatResponse:
         limit = self._limit(call)
         system, contents = to_gemini_contents(call.messages)
@@ -260,17 +248,14 @@ class GeminiChatModel(BaseChatModel):
                 )
             )
         else:
-            deadline = time.monotonic() + limit
-            for chunk in self._client.models.generate_content_stream(
-                model=self.model, contents=contents, config=config
-            ):
-                collector.add(chunk)
-                if time.monotonic() > deadline:
-                    raise self._endpoint.timeout(limit)
+            self._stream(
+                limit,
+                lambda: self._client.models.generate_content_stream(
+                    model=self.model, contents=contents, config=config
+                ),
+                collector.add,
+            )
         return collector.response(self.model)
-
-    def _limit(self, call: ChatCall) -> float:
-        return call.timeout if call.timeout is not None else self.timeout
 
     def failure(self, exc: Exception, call: ChatCall) -> Exception:
         from google.genai import errors

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tansaku.agent.models._errors import Endpoint, forward_text
+from tansaku.agent.models._remote import RemoteChatModel
 from tansaku.agent.models.base import (
-    BaseChatModel,
     ChatCall,
     ChatResponse,
     FinishReason,
@@ -30,9 +29,6 @@ from tansaku.agent.models.base import (
     ToolCall,
 )
 from tansaku.errors import MissingExtra
-
-if TYPE_CHECKING:
-    pass
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_RETRIES = 2
@@ -167,7 +163,7 @@ def _reply(
     )
 
 
-class OpenAIChatModel(BaseChatModel):
+class OpenAIChatModel(RemoteChatModel):
     """A chat model behind an OpenAI-compatible ``/v1/chat/completions`` endpoint."""
 
     def __init__(
@@ -185,12 +181,8 @@ class OpenAIChatModel(BaseChatModel):
             import openai
         except ImportError:
             raise MissingExtra("openai", "llm", "OpenAI 互換のチャットモデル") from None
-        if not model:
-            raise ValueError("model must be a non-empty model name")
-        self.model = model
+        super().__init__(model=model, timeout=timeout, temperature=temperature)
         self.provider = provider
-        self.temperature = temperature
-        self.timeout = timeout
         self._official = base_url is None or "api.openai.com" in base_url
         self._client = openai.OpenAI(
             base_url=base_url,
@@ -200,13 +192,6 @@ class OpenAIChatModel(BaseChatModel):
         )
         url = str(self._client.base_url)
         self._endpoint = Endpoint(provider, model, url, max_retries, api_key)
-
-    @property
-    def name(self) -> str:
-        return f"{self.provider}:{self.model}"
-
-    def __repr__(self) -> str:
-        return f"OpenAIChatModel({self.name!r}, base_url={self._endpoint.url!r})"
 
     def complete(self, call: ChatCall) -> ChatResponse:
         kwargs: dict[str, Any] = {
@@ -226,10 +211,7 @@ class OpenAIChatModel(BaseChatModel):
         limit = self._limit(call)
         if call.on_text is None:
             return self._complete(kwargs, limit)
-        return self._stream(kwargs, limit, call.on_text)
-
-    def _limit(self, call: ChatCall) -> float:
-        return call.timeout if call.timeout is not None else self.timeout
+        return self._streamed(kwargs, limit, call.on_text)
 
     def failure(self, exc: Exception, call: ChatCall) -> Exception:
         return self._error(exc, self._limit(call))
@@ -258,17 +240,17 @@ class OpenAIChatModel(BaseChatModel):
             _usage(completion.usage),
         )
 
-    def _stream(self, kwargs: dict[str, Any], limit: float, on_text: TextCallback) -> ChatResponse:
-        deadline = time.monotonic() + limit
-        stream = self._client.chat.completions.create(
-            **kwargs, stream=True, stream_options={"include_usage": True}, timeout=limit
-        )
+    def _streamed(
+        self, kwargs: dict[str, Any], limit: float, on_text: TextCallback
+    ) -> ChatResponse:
         assembler = _Assembler(on_text)
-        with stream:
-            for chunk in stream:
-                assembler.add(chunk)
-                if time.monotonic() > deadline:
-                    raise self._endpoint.timeout(limit)
+        self._stream(
+            limit,
+            lambda: self._client.chat.completions.create(
+                **kwargs, stream=True, stream_options={"include_usage": True}, timeout=limit
+            ),
+            assembler.add,
+        )
         return assembler.response()
 
     def _error(self, exc: Exception, limit: float) -> ModelError:
