@@ -4,6 +4,7 @@ JSON shapes; previews, not whole documents."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 from typing import Annotated, Any
 
@@ -165,24 +166,46 @@ def expand_and_search_cases(
     }
 
 
-def _cases(hits: Any, dense: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
-    out = []
-    for rank, hit in enumerate(hits, 1):
-        meta = hit.record.metadata
-        out.append(
-            {
-                "rank": rank,
-                "source": SOURCE_LABELS.get(str(meta.get("source_type")), meta.get("source_type")),
-                "date": meta.get("date"),
-                "store": meta.get("store"),
-                "author": meta.get("author"),
-                "title": meta.get("title"),
-                "doc_id": hit.doc_id,
-                "similarity": _similarity(hit, dense),
-                "content": _preview(hit.record.text),
-            }
-        )
-    return out
+def _ranked(
+    hits: Sequence[Hit], dense: frozenset[str], head: Callable[[Mapping[str, Any]], dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """One row a hit, best first: its ``rank``, what ``head`` takes from its metadata, then its
+    ``doc_id``, ``similarity`` and a preview of its text."""
+    return [
+        {
+            "rank": rank,
+            **head(hit.record.metadata),
+            "doc_id": hit.doc_id,
+            "similarity": _similarity(hit, dense),
+            "content": _preview(hit.record.text),
+        }
+        for rank, hit in enumerate(hits, 1)
+    ]
+
+
+def _case(meta: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "source": SOURCE_LABELS.get(str(meta.get("source_type")), meta.get("source_type")),
+        "date": meta.get("date"),
+        "store": meta.get("store"),
+        "author": meta.get("author"),
+        "title": meta.get("title"),
+    }
+
+
+def _cases(hits: Sequence[Hit], dense: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+    return _ranked(hits, dense, _case)
+
+
+def _manual(meta: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "document": meta.get("title"),
+        "category": meta.get("category"),
+        "document_type": meta.get("source_type") or "manual",
+        "version": meta.get("version"),
+        "chapter": meta.get("chapter"),
+        "section": meta.get("section"),
+    }
 
 
 MANUAL = (
@@ -219,25 +242,7 @@ def search_manual(
     flt = Filter(any_of=conditions)
     name = _collection(scope, "manuals", "マニュアル")
     result = _search(scope, "manuals", "マニュアル", query, top_k=top_k, most=10, flt=flt)
-    dense = _dense_axes(scope, name)
-    out = []
-    for rank, hit in enumerate(result.hits, 1):
-        meta = hit.record.metadata
-        out.append(
-            {
-                "rank": rank,
-                "document": meta.get("title"),
-                "category": meta.get("category"),
-                "document_type": meta.get("source_type") or "manual",
-                "version": meta.get("version"),
-                "chapter": meta.get("chapter"),
-                "section": meta.get("section"),
-                "doc_id": hit.doc_id,
-                "similarity": _similarity(hit, dense),
-                "content": _preview(hit.record.text),
-            }
-        )
-    return out
+    return _ranked(result.hits, _dense_axes(scope, name), _manual)
 
 
 COLLECTIONS = (
