@@ -18,19 +18,11 @@ import numpy as np
 import qdrant_edge as qe
 
 from tansaku.records import Record
-from tansaku.store.base import (
-    Filter,
-    ScoredRecord,
-    StoredInfo,
-    StoredPoint,
-    record_of,
-    scan_keys,
-    stored_info,
-    stored_point,
-)
+from tansaku.store.base import Filter, ScoredRecord, StoredPoint, record_of, stored_point
 from tansaku.store.candidates import CandidateIndex, identity
 from tansaku.store.ids import point_id
 from tansaku.store.protocols import Lengths
+from tansaku.store.record_base import RecordStoreBase, SearchScope, dense_list, lengths_of
 from tansaku.store.shard import (
     ShardOwner,
     filter_payload,
@@ -50,13 +42,17 @@ _HNSW_EF = 256
 OPTIMIZE_MIN_CHANGED = 1_000  # ingests that change fewer points leave indexing to a later one
 
 
+def sparse_vector(vec: SparseVec) -> qe.SparseVector:
+    return qe.SparseVector(list(vec.indices), list(vec.values))
+
+
 def _stored_point(payload: dict[str, Any], vectors: Any) -> StoredPoint:
     """``vectors``: the named vectors the engine returns."""
     vectors = vectors if isinstance(vectors, dict) else {}
     return stored_point(payload, vectors.get(SPARSE), vectors.get(DENSE))
 
 
-class EdgeStore(ShardOwner):
+class EdgeStore(ShardOwner, RecordStoreBase):
     """A :class:`~tansaku.store.protocols.RecordStore` on one qdrant-edge shard."""
 
     def __init__(self, path: str | Path, *, dim: int, read_only: bool = False) -> None:
@@ -95,11 +91,9 @@ class EdgeStore(ShardOwner):
                 "hash": p.content_hash,
                 "bm25_len": p.bm25_len,
             }
-            vector: dict[str, Any] = {
-                SPARSE: qe.SparseVector(list(p.sparse.indices), list(p.sparse.values))
-            }
+            vector: dict[str, Any] = {SPARSE: sparse_vector(p.sparse)}
             if p.dense is not None:
-                vector[DENSE] = np.asarray(p.dense, dtype=np.float32).tolist()
+                vector[DENSE] = dense_list(p.dense)
             qpoints.append(qe.Point(point_id(tenant, rec.id), vector, payload))
         with self._lock:
             self._shard.update(qe.UpdateOperation.upsert_points(qpoints))
@@ -135,9 +129,7 @@ class EdgeStore(ShardOwner):
         if not vectors:
             return
         ops = [
-            qe.PointVectors(
-                point_id(tenant, rid), {SPARSE: qe.SparseVector(list(v.indices), list(v.values))}
-            )
+            qe.PointVectors(point_id(tenant, rid), {SPARSE: sparse_vector(v)})
             for rid, v in vectors.items()
         ]
         with self._lock:
@@ -175,54 +167,28 @@ class EdgeStore(ShardOwner):
         by_rid = {payload["rid"]: record_of(payload) for _, payload in owned(found, tenant)}
         return [by_rid[i] for i in ids if i in by_rid]
 
-    def _payloads(
-        self, tenant: str, filter: Filter | None, keys: Sequence[str]
-    ) -> list[dict[str, Any]]:
+    def _scrolled(self, flt: qe.Filter | None, keys: Sequence[str]) -> Iterator[dict[str, Any]]:
+        """The payload ``keys`` of every point matching ``flt`` (all points: None)."""
         selector = qe.PayloadSelector.Include(list(keys))
-        flt = tenant_filter(tenant, filter)
-        out: list[dict[str, Any]] = []
         offset = None
-        with self._lock:
-            while True:
+        while True:
+            with self._lock:
                 points, offset = self._shard.scroll(
                     qe.ScrollRequest(offset=offset, limit=1000, filter=flt, with_payload=selector)
                 )
-                out.extend(p.payload or {} for p in points)
-                if offset is None or not points:
-                    break
-        return out
+            yield from (p.payload or {} for p in points)
+            if offset is None or not points:
+                return
 
-    def scan(
-        self,
-        tenant: str,
-        filter: Filter | None = None,
-        *,
-        with_text: bool = False,
-        with_meta: bool = False,
-    ) -> list[StoredInfo]:
-        keys = scan_keys(with_text=with_text, with_meta=with_meta)
-        return [stored_info(p) for p in self._payloads(tenant, filter, keys)]
+    def _payloads(
+        self, tenant: str, filter: Filter | None, keys: Sequence[str]
+    ) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self._scrolled(tenant_filter(tenant, filter), keys))
 
     def lengths(self) -> Lengths:
-        out: dict[str, dict[str, list[int]]] = {}
-        selector = qe.PayloadSelector.Include(["tenant", "field", "bm25_len"])
-        offset = None
         with self._lock:
-            while True:
-                points, offset = self._shard.scroll(
-                    qe.ScrollRequest(offset=offset, limit=1000, with_payload=selector)
-                )
-                for p in points:
-                    payload = p.payload or {}
-                    tenant = str(payload.get("tenant", ""))
-                    acc = out.setdefault(tenant, {}).setdefault(
-                        str(payload.get("field", "")), [0, 0]
-                    )
-                    acc[0] += int(payload.get("bm25_len", 0) or 0)
-                    acc[1] += 1
-                if offset is None or not points:
-                    break
-        return {t: {f: (v[0], v[1]) for f, v in fields.items()} for t, fields in out.items()}
+            return lengths_of(self._scrolled(None, ["tenant", "field", "bm25_len"]))
 
     def tenants(self) -> list[str]:
         """Every tenant that has a record, sorted (one payload-only pass over the shard)."""
@@ -253,11 +219,6 @@ class EdgeStore(ShardOwner):
                 if offset is None or not points:
                     break
 
-    def hashes(self, tenant: str, filter: Filter | None = None) -> dict[str, str]:
-        return {
-            p["rid"]: p.get("hash", "") for p in self._payloads(tenant, filter, ["rid", "hash"])
-        }
-
     def _params(self, *, dense: bool) -> qe.SearchParams | None:
         if not dense:
             return None
@@ -265,11 +226,14 @@ class EdgeStore(ShardOwner):
             return qe.SearchParams(exact=True)
         return qe.SearchParams(hnsw_ef=_HNSW_EF)
 
-    def _idf_params(self, tenant: str, filter: Filter | None) -> qe.SearchParams:
-        corpus: list[Any] = [qe.FieldCondition("tenant", match=qe.MatchValue(tenant))]
-        if filter is not None and filter.fields:
-            corpus.append(qe.FieldCondition("field", match=qe.MatchAny(list(filter.fields))))
+    def _idf_params(self, scope: SearchScope) -> qe.SearchParams:
+        corpus: list[Any] = [qe.FieldCondition("tenant", match=qe.MatchValue(scope.tenant))]
+        if scope.fields:
+            corpus.append(qe.FieldCondition("field", match=qe.MatchAny(list(scope.fields))))
         return qe.SearchParams(idf=qe.IdfParams(corpus=qe.Filter(must=corpus)))
+
+    def _filter(self, scope: SearchScope) -> qe.Filter | None:
+        return search_filter(scope.tenant, scope.filter, sole=self._sole(scope.tenant))
 
     def _sole(self, tenant: str) -> bool:
         """Whether every point of the shard is the tenant's (cached counts: free per query)."""
@@ -283,96 +247,60 @@ class EdgeStore(ShardOwner):
             ScoredRecord(record_of(payload), float(p.score)) for p, payload in owned(points, tenant)
         ]
 
-    def _search(self, tenant: str, request: qe.QueryRequest, with_text: bool) -> list[ScoredRecord]:
+    def _search(self, scope: SearchScope, request: qe.QueryRequest) -> list[ScoredRecord]:
         """Whole records (``with_text``), or candidates: ids and scores from the engine, the
         rest from the candidate index (no payload read)."""
-        if with_text:
-            return self._run(tenant, request)
+        if scope.with_text:
+            return self._run(scope.tenant, request)
         with self._lock:
-            return self._candidates.resolve(self._shard, self._shard.query(request), tenant)
+            return self._candidates.resolve(self._shard, self._shard.query(request), scope.tenant)
 
-    def search_sparse(
-        self,
-        tenant: str,
-        query: SparseVec,
-        *,
-        filter: Filter | None = None,
-        limit: int = 10,
-        with_text: bool = True,
-    ) -> list[ScoredRecord]:
-        if not len(query):
-            return []
+    def _sparse_hits(self, query: SparseVec, scope: SearchScope) -> list[ScoredRecord]:
         req = qe.QueryRequest(
-            limit=limit,
-            query=qe.Query.Nearest(
-                qe.SparseVector(list(query.indices), list(query.values)), using=SPARSE
-            ),
-            filter=search_filter(tenant, filter, sole=self._sole(tenant)),
-            with_payload=with_text,
-            params=self._idf_params(tenant, filter),
+            limit=scope.limit,
+            query=qe.Query.Nearest(sparse_vector(query), using=SPARSE),
+            filter=self._filter(scope),
+            with_payload=scope.with_text,
+            params=self._idf_params(scope),
         )
-        return [h for h in self._search(tenant, req, with_text) if h.score > 0]
+        return self._search(scope, req)
 
-    def search_dense(
-        self,
-        tenant: str,
-        vector: np.ndarray,
-        *,
-        filter: Filter | None = None,
-        limit: int = 10,
-        with_text: bool = True,
-    ) -> list[ScoredRecord]:
+    def _dense_hits(self, vector: np.ndarray, scope: SearchScope) -> list[ScoredRecord]:
         req = qe.QueryRequest(
-            limit=limit,
-            query=qe.Query.Nearest(np.asarray(vector, dtype=np.float32).tolist(), using=DENSE),
-            filter=search_filter(tenant, filter, sole=self._sole(tenant)),
-            with_payload=with_text,
+            limit=scope.limit,
+            query=qe.Query.Nearest(dense_list(vector), using=DENSE),
+            filter=self._filter(scope),
+            with_payload=scope.with_text,
             params=self._params(dense=True),
         )
-        return self._search(tenant, req, with_text)
+        return self._search(scope, req)
 
-    def search_hybrid(
-        self,
-        tenant: str,
-        *,
-        sparse: SparseVec,
-        dense: np.ndarray,
-        filter: Filter | None = None,
-        limit: int = 10,
-        k: int = 60,
-        weights: Sequence[float] | None = None,
-        candidates: int = 100,
+    def _dense_leg(self, vector: np.ndarray, scope: SearchScope, candidates: int) -> qe.Prefetch:
+        return qe.Prefetch(
+            candidates,
+            query=qe.Query.Nearest(dense_list(vector), using=DENSE),
+            filter=self._filter(scope),
+            params=self._params(dense=True),
+        )
+
+    def _sparse_leg(self, query: SparseVec, scope: SearchScope, candidates: int) -> qe.Prefetch:
+        return qe.Prefetch(
+            candidates,
+            query=qe.Query.Nearest(sparse_vector(query), using=SPARSE),
+            filter=self._filter(scope),
+            params=self._idf_params(scope),
+        )
+
+    def _fused(
+        self, legs: list[Any], scope: SearchScope, *, k: int, weights: list[float] | None
     ) -> list[ScoredRecord]:
-        flt = search_filter(tenant, filter, sole=self._sole(tenant))
-        prefetches = [
-            qe.Prefetch(
-                candidates,
-                query=qe.Query.Nearest(np.asarray(dense, dtype=np.float32).tolist(), using=DENSE),
-                filter=flt,
-                params=self._params(dense=True),
-            )
-        ]
-        if len(sparse):
-            prefetches.append(
-                qe.Prefetch(
-                    candidates,
-                    query=qe.Query.Nearest(
-                        qe.SparseVector(list(sparse.indices), list(sparse.values)), using=SPARSE
-                    ),
-                    filter=flt,
-                    params=self._idf_params(tenant, filter),
-                )
-            )
-        w = list(weights) if weights is not None else None
-        if w is not None and len(prefetches) == 1:
-            w = w[:1]
         req = qe.QueryRequest(
-            limit=limit,
-            prefetches=prefetches,
-            query=qe.Fusion.Rrf(k=k, weights=w),  # type: ignore[arg-type]
+            limit=scope.limit,
+            prefetches=legs,
+            query=qe.Fusion.Rrf(k=k, weights=weights),  # type: ignore[arg-type]
             with_payload=True,
         )
-        return self._run(tenant, req)
+        return self._run(scope.tenant, req)
 
     def needs_index(self, changed: int) -> bool:
         """Whether a write of ``changed`` points is worth building the HNSW index for: searches
@@ -380,20 +308,15 @@ class EdgeStore(ShardOwner):
         searchable until :meth:`optimize` runs."""
         return changed >= OPTIMIZE_MIN_CHANGED and self.total() >= _EXACT_BELOW
 
-    def metadata_sample(
-        self, tenant: str, keys: Sequence[str] = (), *, limit: int = 32
-    ) -> dict[str, list[Any]]:
-        """See :meth:`RecordStore.metadata_sample <tansaku.store.protocols.RecordReader>`
-        (:func:`~tansaku.store.shard.sample_metadata`); cached until the next write."""
+    def _cached_sample(self, tenant: str, keys: Sequence[str], limit: int) -> dict[str, list[Any]]:
+        """:func:`~tansaku.store.shard.sample_metadata`, cached until the next write."""
         cache_key = (tenant, tuple(keys), limit)
         with self._lock:
             cached = self._samples.get(cache_key)
             if cached is None:
                 if len(self._samples) >= 1024:
                     self._samples.clear()
-                cached = self._samples[cache_key] = self._sample(tenant, keys, limit)
-            return {k: list(v) for k, v in cached.items()}
-
-    def _sample(self, tenant: str, keys: Sequence[str], limit: int) -> dict[str, list[Any]]:
-        with self._lock:
-            return sample_metadata(self._shard, tenant, keys, limit)
+                cached = self._samples[cache_key] = sample_metadata(
+                    self._shard, tenant, keys, limit
+                )
+            return cached

@@ -30,6 +30,7 @@ from tansaku.store.qdrant import layout
 from tansaku.store.qdrant.filters import filter_payload, idf_params, tenant_filter
 from tansaku.store.qdrant.scans import BATCH, DENSE, PAGE, SPARSE, RecordScans, to_record
 from tansaku.store.qdrant.settings import QdrantSettings, import_qdrant_client
+from tansaku.store.record_base import SearchScope, dense_list
 from tansaku.store.sparse import SparseVec
 
 import_qdrant_client()  # MissingExtra naming `tansaku[qdrant]` before the import below fails
@@ -119,7 +120,7 @@ class QdrantRecordStore(RecordScans):
             }
             vector: dict[str, Any] = {SPARSE: sparse_model(p.sparse)}
             if p.dense is not None:
-                vector[DENSE] = np.asarray(p.dense, dtype=np.float32).tolist()
+                vector[DENSE] = dense_list(p.dense)
             structs.append(
                 models.PointStruct(id=point_id(tenant, rec.id), vector=vector, payload=payload)
             )
@@ -210,96 +211,61 @@ class QdrantRecordStore(RecordScans):
             return models.SearchParams(exact=True)
         return models.SearchParams(hnsw_ef=HNSW_EF)
 
-    def _query(self, tenant: str, with_text: bool, **request: Any) -> list[ScoredRecord]:
+    def _query(self, scope: SearchScope, **request: Any) -> list[ScoredRecord]:
         if not self._present():
             return []
-        payload: Any = True if with_text else _CANDIDATE_KEYS
+        payload: Any = True if scope.with_text else _CANDIDATE_KEYS
         found = self.client.query_points(self.collection, with_payload=payload, **request)
-        return self._hits(tenant, found.points)
+        return self._hits(scope.tenant, found.points)
 
-    def search_sparse(
-        self,
-        tenant: str,
-        query: SparseVec,
-        *,
-        filter: Filter | None = None,
-        limit: int = 10,
-        with_text: bool = True,
-    ) -> list[ScoredRecord]:
-        if not len(query):
-            return []
-        hits = self._query(
-            tenant,
-            with_text,
+    def _sparse_hits(self, query: SparseVec, scope: SearchScope) -> list[ScoredRecord]:
+        return self._query(
+            scope,
             query=sparse_model(query),
             using=SPARSE,
-            query_filter=tenant_filter(tenant, filter),
-            search_params=idf_params(tenant, filter.fields if filter is not None else ()),
-            limit=limit,
+            query_filter=tenant_filter(scope.tenant, scope.filter),
+            search_params=idf_params(scope.tenant, scope.fields),
+            limit=scope.limit,
         )
-        return [h for h in hits if h.score > 0]
 
-    def search_dense(
-        self,
-        tenant: str,
-        vector: np.ndarray,
-        *,
-        filter: Filter | None = None,
-        limit: int = 10,
-        with_text: bool = True,
-    ) -> list[ScoredRecord]:
+    def _dense_hits(self, vector: np.ndarray, scope: SearchScope) -> list[ScoredRecord]:
         return self._query(
-            tenant,
-            with_text,
-            query=np.asarray(vector, dtype=np.float32).tolist(),
+            scope,
+            query=dense_list(vector),
             using=DENSE,
-            query_filter=tenant_filter(tenant, filter),
+            query_filter=tenant_filter(scope.tenant, scope.filter),
             search_params=self._dense_params(),
-            limit=limit,
+            limit=scope.limit,
         )
 
-    def search_hybrid(
-        self,
-        tenant: str,
-        *,
-        sparse: SparseVec,
-        dense: np.ndarray,
-        filter: Filter | None = None,
-        limit: int = 10,
-        k: int = 60,
-        weights: Sequence[float] | None = None,
-        candidates: int = 100,
+    def _dense_leg(
+        self, vector: np.ndarray, scope: SearchScope, candidates: int
+    ) -> models.Prefetch:
+        return models.Prefetch(
+            query=dense_list(vector),
+            using=DENSE,
+            filter=tenant_filter(scope.tenant, scope.filter),
+            params=self._dense_params(),
+            limit=candidates,
+        )
+
+    def _sparse_leg(self, query: SparseVec, scope: SearchScope, candidates: int) -> models.Prefetch:
+        return models.Prefetch(
+            query=sparse_model(query),
+            using=SPARSE,
+            filter=tenant_filter(scope.tenant, scope.filter),
+            params=idf_params(scope.tenant, scope.fields),
+            limit=candidates,
+        )
+
+    def _fused(
+        self, legs: list[Any], scope: SearchScope, *, k: int, weights: list[float] | None
     ) -> list[ScoredRecord]:
-        """One request: a dense and a sparse prefetch fused by the engine's RRF with ``k``
-        pinned (0-based ranks: 1/(k + rank) per leg; ``weights`` in the order dense, sparse)."""
-        flt = tenant_filter(tenant, filter)
-        prefetch = [
-            models.Prefetch(
-                query=np.asarray(dense, dtype=np.float32).tolist(),
-                using=DENSE,
-                filter=flt,
-                params=self._dense_params(),
-                limit=candidates,
-            )
-        ]
-        if len(sparse):
-            fields = filter.fields if filter is not None else ()
-            prefetch.append(
-                models.Prefetch(
-                    query=sparse_model(sparse),
-                    using=SPARSE,
-                    filter=flt,
-                    params=idf_params(tenant, fields),
-                    limit=candidates,
-                )
-            )
-        w = list(weights)[: len(prefetch)] if weights is not None else None
         return self._query(
-            tenant,
-            True,
-            prefetch=prefetch,
-            query=models.RrfQuery(rrf=models.Rrf(k=k, weights=w)),
-            limit=limit,
+            scope,
+            prefetch=legs,
+            query=models.RrfQuery(rrf=models.Rrf(k=k, weights=weights)),
+            limit=scope.limit,
         )
 
     # -- maintenance --------------------------------------------------------------------

@@ -11,18 +11,11 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from tansaku.store.base import (
-    Filter,
-    StoredInfo,
-    StoredPoint,
-    record_of,
-    scan_keys,
-    stored_info,
-    stored_point,
-)
+from tansaku.store.base import Filter, StoredPoint, record_of, stored_point
 from tansaku.store.protocols import Lengths
 from tansaku.store.qdrant.filters import tenant_filter
 from tansaku.store.qdrant.settings import import_qdrant_client
+from tansaku.store.record_base import RecordStoreBase, lengths_of
 
 import_qdrant_client()  # MissingExtra naming `tansaku[qdrant]` before the import below fails
 
@@ -49,7 +42,7 @@ def _stored_point(p: models.Record) -> StoredPoint:
     )
 
 
-class RecordScans:
+class RecordScans(RecordStoreBase):
     """Paging reads of a records collection, with a short-lived cache (see ``records.py``)."""
 
     client: QdrantClient
@@ -116,44 +109,15 @@ class RecordScans:
             if p.payload and p.payload.get("tenant") == tenant
         ]
 
-    def scan(
-        self,
-        tenant: str,
-        filter: Filter | None = None,
-        *,
-        with_text: bool = False,
-        with_meta: bool = False,
-    ) -> list[StoredInfo]:
-        keys = scan_keys(with_text=with_text, with_meta=with_meta)
-        return [stored_info(p) for p in self._payloads(tenant, filter, keys)]
-
-    def hashes(self, tenant: str, filter: Filter | None = None) -> dict[str, str]:
-        return {
-            p["rid"]: p.get("hash", "") for p in self._payloads(tenant, filter, ["rid", "hash"])
-        }
-
     def lengths(self) -> Lengths:
-        out: dict[str, dict[str, list[int]]] = {}
-        for page in self._scroll(None, ["tenant", "field", "bm25_len"]):
-            for p in page:
-                payload = p.payload or {}
-                acc = out.setdefault(str(payload.get("tenant", "")), {}).setdefault(
-                    str(payload.get("field", "")), [0, 0]
-                )
-                acc[0] += int(payload.get("bm25_len", 0) or 0)
-                acc[1] += 1
-        return {t: {f: (v[0], v[1]) for f, v in fields.items()} for t, fields in out.items()}
+        pages = self._scroll(None, ["tenant", "field", "bm25_len"])
+        return lengths_of(p.payload or {} for page in pages for p in page)
 
-    def metadata_sample(
-        self, tenant: str, keys: Sequence[str] = (), *, limit: int = 32
-    ) -> dict[str, list[Any]]:
-        """Stored values of metadata ``keys`` from up to ``limit`` of the tenant's records that
-        have each key (a key no record has is left out); no ``keys``: every key and value of
-        ``limit`` records. Cached like :meth:`count`."""
-        sample = self._cached(
+    def _cached_sample(self, tenant: str, keys: Sequence[str], limit: int) -> dict[str, list[Any]]:
+        """Cached like :meth:`count`."""
+        return self._cached(
             ("sample", tenant, tuple(keys), limit), lambda: self._sample(tenant, keys, limit)
         )
-        return {k: list(v) for k, v in sample.items()}
 
     def _sample(self, tenant: str, keys: Sequence[str], limit: int) -> dict[str, list[Any]]:
         out: dict[str, list[Any]] = {}
