@@ -11,7 +11,7 @@ from sqlalchemy import delete, func, select
 
 from tansaku.appdb.errors import InvalidInput
 from tansaku.appdb.models import Conversation, Message, utcnow
-from tansaku.appdb.rows import Repo, found, record_dict, record_of
+from tansaku.appdb.rows import Repo, owned, record_dict, record_of
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -92,10 +92,7 @@ class ConversationRepo(Repo):
 
     @staticmethod
     def _row(s: Session, team: str, conversation_id: str) -> Conversation:
-        stmt = select(Conversation).where(
-            Conversation.team == team, Conversation.id == conversation_id
-        )
-        return found(s, stmt, "会話", conversation_id)
+        return owned(s, Conversation, team, conversation_id, "会話")
 
     def get(self, team: str, conversation_id: str) -> ConversationRecord:
         with self.db.read() as s:

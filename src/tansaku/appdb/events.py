@@ -17,9 +17,11 @@ from sqlalchemy import Integer, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from tansaku.appdb.models import SearchEvent, utcnow
-from tansaku.appdb.rows import Repo, found, record_of
+from tansaku.appdb.rows import Repo, in_range, owned, record_of
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from tansaku.search.types import SearchResult
 
 TOP_N = 5
@@ -62,6 +64,11 @@ class StoredEvent:
 
 def _stored(row: SearchEvent) -> StoredEvent:
     return record_of(StoredEvent, row)
+
+
+def stored_event(s: Session, team: str, query_id: str) -> SearchEvent:
+    """The team's search event ``query_id`` (``NotFound`` for another team's)."""
+    return owned(s, SearchEvent, team, query_id, "検索 ID", key="query_id")
 
 
 def _query_type(event: Mapping[str, Any]) -> str:
@@ -176,10 +183,7 @@ class EventRepo(Repo):
 
     def get(self, team: str, query_id: str) -> StoredEvent:
         with self.db.read() as s:
-            stmt = select(SearchEvent).where(
-                SearchEvent.team == team, SearchEvent.query_id == query_id
-            )
-            return _stored(found(s, stmt, "検索 ID", query_id))
+            return _stored(stored_event(s, team, query_id))
 
     def find(
         self,
@@ -192,11 +196,9 @@ class EventRepo(Repo):
         offset: int = 0,
     ) -> list[StoredEvent]:
         """The team's events, newest first; ``start``/``end`` a half-open time range."""
-        stmt = select(SearchEvent).where(SearchEvent.team == team)
-        if start is not None:
-            stmt = stmt.where(SearchEvent.created_at >= start)
-        if end is not None:
-            stmt = stmt.where(SearchEvent.created_at < end)
+        stmt = select(SearchEvent).where(
+            SearchEvent.team == team, *in_range(SearchEvent.created_at, start, end)
+        )
         if zero_hit is not None:
             stmt = stmt.where(SearchEvent.zero_hit.is_(zero_hit))
         stmt = stmt.order_by(SearchEvent.id.desc()).limit(limit).offset(offset)
@@ -210,11 +212,11 @@ class EventRepo(Repo):
         (:data:`ANSWER_QUERY_TYPE`) are no searches."""
         stmt = select(
             func.count(), func.coalesce(func.sum(SearchEvent.zero_hit.cast(Integer)), 0)
-        ).where(SearchEvent.team == team, SearchEvent.query_type != ANSWER_QUERY_TYPE)
-        if start is not None:
-            stmt = stmt.where(SearchEvent.created_at >= start)
-        if end is not None:
-            stmt = stmt.where(SearchEvent.created_at < end)
+        ).where(
+            SearchEvent.team == team,
+            SearchEvent.query_type != ANSWER_QUERY_TYPE,
+            *in_range(SearchEvent.created_at, start, end),
+        )
         with self.db.read() as s:
             total, zero = s.execute(stmt).one()
         return int(total), int(zero)
@@ -231,8 +233,7 @@ class EventRepo(Repo):
                 SearchEvent.team == team,
                 SearchEvent.zero_hit.is_(True),
                 SearchEvent.query_type != ANSWER_QUERY_TYPE,
-                SearchEvent.created_at >= start,
-                SearchEvent.created_at < end,
+                *in_range(SearchEvent.created_at, start, end),
             )
             .group_by(key)
             .order_by(func.count().desc(), key)

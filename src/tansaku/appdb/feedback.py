@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import func, select
 
 from tansaku.appdb.errors import InvalidInput, RateLimited
+from tansaku.appdb.events import stored_event
 from tansaku.appdb.feedback_meta import rebuild_meta
-from tansaku.appdb.models import Feedback, SearchEvent, utcnow
-from tansaku.appdb.rows import Repo, found, record_dict, record_of
+from tansaku.appdb.models import Feedback, utcnow
+from tansaku.appdb.rows import Repo, in_range, record_dict, record_of
 from tansaku.appdb.sanitize import clean_reason
 
 if TYPE_CHECKING:
@@ -162,14 +163,7 @@ class FeedbackRepo(Repo):
                 recent = [t for t in times if t > now - window]
                 if len(recent) >= limit:
                     raise RateLimited(limit, name, _retry_after(recent, limit, window, now))
-            event = found(
-                s,
-                select(SearchEvent).where(
-                    SearchEvent.team == team, SearchEvent.query_id == query_id
-                ),
-                "検索 ID",
-                query_id,
-            )
+            event = stored_event(s, team, query_id)
             meta = rebuild_meta(
                 s, event, answer_text=answer_text, session_id=session_id, versions=versions
             )
@@ -199,11 +193,9 @@ class FeedbackRepo(Repo):
         offset: int = 0,
     ) -> list[FeedbackRecord]:
         """The team's feedback in the half-open range, oldest first."""
-        stmt = select(Feedback).where(Feedback.team == team)
-        if start is not None:
-            stmt = stmt.where(Feedback.created_at >= start)
-        if end is not None:
-            stmt = stmt.where(Feedback.created_at < end)
+        stmt = select(Feedback).where(
+            Feedback.team == team, *in_range(Feedback.created_at, start, end)
+        )
         if rating is not None:
             stmt = stmt.where(Feedback.rating == check_rating(rating))
         stmt = stmt.order_by(Feedback.created_at, Feedback.id).offset(offset)
@@ -217,8 +209,7 @@ class FeedbackRepo(Repo):
         with self.db.read() as s:
             rows = s.execute(
                 select(Feedback.rating, func.count())
-                .where(Feedback.team == team, Feedback.created_at >= start)
-                .where(Feedback.created_at < end)
+                .where(Feedback.team == team, *in_range(Feedback.created_at, start, end))
                 .group_by(Feedback.rating)
             ).all()
         by = {int(r): int(n) for r, n in rows}

@@ -21,7 +21,7 @@ from sqlalchemy import select
 
 from tansaku.appdb.errors import InvalidInput, InvalidTransition
 from tansaku.appdb.models import Job, utcnow
-from tansaku.appdb.rows import Repo, found, record_of
+from tansaku.appdb.rows import Repo, owned, record_of
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -241,7 +241,7 @@ class JobRepo(Repo):
     # -- helpers -----------------------------------------------------------------------------
     @staticmethod
     def _row(s: Session, team: str, job_id: str) -> Job:
-        return found(s, select(Job).where(Job.team == team, Job.id == job_id), "ジョブ", job_id)
+        return owned(s, Job, team, job_id, "ジョブ")
 
     def _move(
         self,

@@ -1,7 +1,8 @@
 """Rows as records: the frozen dataclasses the repositories hand out, filled from an ORM row's
 columns of the same names. JSON values are copied (a list as a tuple, a dict as a new dict), so
 a record never shares a mutable value with the session's row. And what every repository is:
-one kind of row of a team, reached through the database (``db.<name>``)."""
+one kind of row of a team, reached through the database (``db.<name>``), with how it finds a
+team's row (:func:`owned`) and a half-open time range (:func:`in_range`)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ from dataclasses import fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from sqlalchemy import select
+
 from tansaku.appdb.errors import NotFound
 
 if TYPE_CHECKING:
-    from sqlalchemy import Select
-    from sqlalchemy.orm import Session
+    from sqlalchemy import ColumnElement, Select
+    from sqlalchemy.orm import InstrumentedAttribute, Session
 
     from tansaku.appdb.db import AppDB
 
@@ -70,3 +73,22 @@ def found(s: Session, stmt: Select[M], what: str, key: object) -> M:
     if row is None:
         raise NotFound(what, str(key))
     return row
+
+
+def owned(s: Session, model: type[M], team: str, ident: object, what: str, key: str = "id") -> M:
+    """The team's row of ``model`` whose ``key`` column is ``ident``; ``NotFound`` naming
+    ``what`` and ``ident`` when the team has none (another team's row is not found either)."""
+    return found(s, select(model).filter_by(team=team, **{key: ident}), what, ident)
+
+
+def in_range(
+    column: InstrumentedAttribute[datetime], start: datetime | None, end: datetime | None
+) -> list[ColumnElement[bool]]:
+    """The conditions of the half-open range ``start <= column < end`` (a bound that is
+    ``None`` leaves that side open)."""
+    conditions = []
+    if start is not None:
+        conditions.append(column >= start)
+    if end is not None:
+        conditions.append(column < end)
+    return conditions

@@ -16,7 +16,7 @@ from sqlalchemy import func, select
 
 from tansaku.appdb.legacy import LegacyFile, parse_time
 from tansaku.appdb.models import UnansweredQuestion, utcnow
-from tansaku.appdb.rows import Repo, found, record_of
+from tansaku.appdb.rows import Repo, in_range, owned, record_of
 
 if TYPE_CHECKING:
     from sqlalchemy import Select
@@ -99,13 +99,11 @@ class UnansweredRepo(Repo):
         end: datetime | None,
         resolved: bool | None,
     ) -> Select[Any]:
-        stmt = stmt.where(UnansweredQuestion.team == team)
+        stmt = stmt.where(
+            UnansweredQuestion.team == team, *in_range(UnansweredQuestion.asked_at, start, end)
+        )
         if collection is not None:
             stmt = stmt.where(UnansweredQuestion.collection == collection)
-        if start is not None:
-            stmt = stmt.where(UnansweredQuestion.asked_at >= start)
-        if end is not None:
-            stmt = stmt.where(UnansweredQuestion.asked_at < end)
         if resolved is not None:
             col = UnansweredQuestion.resolved_at
             stmt = stmt.where(col.is_not(None) if resolved else col.is_(None))
@@ -154,10 +152,7 @@ class UnansweredRepo(Repo):
     @staticmethod
     def _row(s: Session, team: str, question_id: int) -> UnansweredQuestion:
         """The team's question ``question_id`` (``NotFound`` for another team's)."""
-        stmt = select(UnansweredQuestion).where(
-            UnansweredQuestion.team == team, UnansweredQuestion.id == question_id
-        )
-        return found(s, stmt, "未回答の質問", question_id)
+        return owned(s, UnansweredQuestion, team, question_id, "未回答の質問")
 
     def get(self, team: str, question_id: int) -> UnansweredRecord:
         with self.db.read() as s:
