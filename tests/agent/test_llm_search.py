@@ -19,9 +19,9 @@ from tansaku.agent.llm_search import (
     EXPAND_SCHEMA,
     LLMClassifier,
     LLMExpander,
-    parse_json,
     use_model_for_search,
 )
+from tansaku.agent.model_guard import parse_json
 from tansaku.agent.models.base import ChatResponse, ModelUnavailable
 from tansaku.search.classify import Classification, QueryLabel, RuleClassifier
 from tansaku.search.expand import ExpandContext, RuleExpander

@@ -14,17 +14,13 @@ at most ``max_queries`` queries of at most 200 characters each, control characte
 
 from __future__ import annotations
 
-import json
-import logging
 import re
-import threading
-import time
-from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-from tansaku.agent.models.base import ChatModel, ChatResponse, Message
+from tansaku.agent.model_guard import MalformedOutput, ModelGuard
+from tansaku.agent.models.base import ChatModel
 from tansaku.search.classify import Classification, Classifier, QueryLabel, RuleClassifier
 from tansaku.search.expand import ExpandContext, Expander, RuleExpander, date_label
 from tansaku.text.dates import now_tokyo, resolve_dates
@@ -32,11 +28,9 @@ from tansaku.text.dates import now_tokyo, resolve_dates
 if TYPE_CHECKING:
     from tansaku.client import Tansaku
 
-log = logging.getLogger(__name__)
 MAX_QUERY_CHARS = 200
 DEFAULT_ROLE = "社内の業務アシスタント"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
 
 EXPAND_PROMPT = (
     (
@@ -104,119 +98,6 @@ CLASSIFY_SCHEMA: dict[str, Any] = {
 }
 
 
-class MalformedOutput(ValueError):
-    """The model answered, but not in the asked format."""
-
-
-class ModelPaused(RuntimeError):
-    """The model failed repeatedly and is skipped for a while."""
-
-
-def parse_json(text: str) -> Any:
-    """The JSON in a model's answer: bare, in a ``` fence, or the outermost {…} / […] of it."""
-    body = _FENCE.sub("", text.strip())
-    try:
-        return json.loads(body)
-    except json.JSONDecodeError:
-        pass
-    for open_, close in (("{", "}"), ("[", "]")):
-        start, end = body.find(open_), body.rfind(close)
-        if 0 <= start < end:
-            try:
-                return json.loads(body[start : end + 1])
-            except json.JSONDecodeError:
-                continue
-    raise MalformedOutput(f"not JSON: {text[:80]!r}")
-
-
-class _Guarded:
-    """A model call under a hard timeout (on a daemon thread), with a pause after repeated
-    failures and a small cache of answers."""
-
-    def __init__(
-        self,
-        model: ChatModel,
-        *,
-        timeout: float,
-        failures_before_pause: int,
-        pause_s: float,
-        cache_size: int,
-    ) -> None:
-        if timeout <= 0:
-            raise ValueError(f"timeout must be > 0, got {timeout}")
-        self.model = model
-        self.timeout = timeout
-        self.failures_before_pause = failures_before_pause
-        self.pause_s = pause_s
-        self.cache_size = cache_size
-        self._cache: OrderedDict[Any, Any] = OrderedDict()
-        self._failures = 0
-        self._paused_until = 0.0
-        self._lock = threading.Lock()
-
-    def ask(
-        self, key: Any, prompt: str, schema: dict[str, Any], parse: Callable[[Any], Any]
-    ) -> Any:
-        """``parse(json)`` of the model's answer to ``prompt``; raises on any failure."""
-        with self._lock:
-            if key in self._cache:
-                self._cache.move_to_end(key)
-                return self._cache[key]
-            if time.monotonic() < self._paused_until:
-                raise ModelPaused("model paused after repeated failures")
-        try:
-            reply = _with_deadline(
-                lambda: self.model.chat(
-                    [Message.user(prompt)], json_schema=schema, max_tokens=512, timeout=self.timeout
-                ),
-                self.timeout,
-            )
-            if reply.finish_reason in ("refusal", "error", "length"):
-                raise MalformedOutput(f"finish_reason={reply.finish_reason}")
-            value = parse(parse_json(reply.content))
-        except Exception:
-            with self._lock:
-                self._failures += 1
-                if self._failures >= self.failures_before_pause:
-                    self._paused_until = time.monotonic() + self.pause_s
-                    self._failures = 0
-            raise
-        with self._lock:
-            self._failures = 0
-            self._cache[key] = value
-            while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
-        return value
-
-
-def _with_deadline(fn: Callable[[], ChatResponse], timeout: float) -> ChatResponse:
-    """``fn()`` on a daemon thread, abandoned after ``timeout`` seconds (a hung provider can
-    neither hold the search nor the process at exit)."""
-    box: dict[str, Any] = {}
-    done = threading.Event()
-
-    def run() -> None:
-        try:
-            box["reply"] = fn()
-        except BaseException as exc:  # handed to the caller
-            box["error"] = exc
-        finally:
-            done.set()
-
-    threading.Thread(target=run, name="llm-search", daemon=True).start()
-    if not done.wait(timeout):
-        raise TimeoutError(f"no answer within {timeout} s")
-    if "error" in box:
-        raise box["error"]
-    return cast(ChatResponse, box["reply"])
-
-
-def _failure(exc: BaseException) -> str:
-    if isinstance(exc, ModelPaused):
-        return "paused"
-    return "timeout" if isinstance(exc, TimeoutError) else type(exc).__name__
-
-
 class LLMExpander:
     """Expands a query into concrete ones with ``model`` (the prompt of ``000_…txt``); the rule
     expander answers whenever the model does not."""
@@ -242,7 +123,7 @@ class LLMExpander:
         self.role = role
         self.context = dict(context or {})  # e.g. {"店舗": "新宿店", "ユーザー": "田中太郎"}
         self.last_source = ""  # "model" or "rules(<why>)": what answered the last call
-        self._guard = _Guarded(
+        self._guard = ModelGuard(
             model,
             timeout=timeout,
             failures_before_pause=failures_before_pause,
@@ -277,15 +158,14 @@ class LLMExpander:
     def expand(self, query: str, ctx: ExpandContext) -> list[str]:
         n = min(self.max_queries, ctx.max_queries)
         prompt = self.prompt(query, ctx)
-        try:
-            queries: list[str] = self._guard.ask(
-                ("expand", prompt, n), prompt, EXPAND_SCHEMA, lambda v: _queries(v, n)
-            )
-        except Exception as exc:  # never fail a search because of the model
-            self.last_source = f"rules({_failure(exc)})"
-            log.warning("LLM expansion fell back to rules: %s", exc)
-            return self.fallback.expand(query, ctx)
-        self.last_source = "model"
+        queries, self.last_source = self._guard.answer(
+            "expansion",
+            ("expand", prompt, n),
+            prompt,
+            EXPAND_SCHEMA,
+            lambda v: _queries(v, n),
+            lambda: self.fallback.expand(query, ctx),
+        )
         return queries
 
 
@@ -321,7 +201,7 @@ class LLMClassifier:
         self.fallback = fallback or RuleClassifier()
         self.role = role
         self.last_source = ""
-        self._guard = _Guarded(
+        self._guard = ModelGuard(
             model,
             timeout=timeout,
             failures_before_pause=failures_before_pause,
@@ -331,15 +211,14 @@ class LLMClassifier:
 
     def classify(self, query: str) -> Classification:
         prompt = CLASSIFY_PROMPT.format(role=self.role, query=query)
-        try:
-            result: Classification = self._guard.ask(
-                ("classify", query), prompt, CLASSIFY_SCHEMA, _classification
-            )
-        except Exception as exc:
-            self.last_source = f"rules({_failure(exc)})"
-            log.warning("LLM classification fell back to rules: %s", exc)
-            return self.fallback.classify(query)
-        self.last_source = "model"
+        result, self.last_source = self._guard.answer(
+            "classification",
+            ("classify", query),
+            prompt,
+            CLASSIFY_SCHEMA,
+            _classification,
+            lambda: self.fallback.classify(query),
+        )
         return result
 
 

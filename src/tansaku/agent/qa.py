@@ -23,7 +23,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tansaku.agent.llm_search import parse_json
+from tansaku.agent.model_guard import parse_json
 from tansaku.agent.models.base import ChatModel, Message, ModelError
 from tansaku.agent.qa_pairs import (
     Chunk,
