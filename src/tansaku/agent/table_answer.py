@@ -36,12 +36,25 @@ TABLE_OF = {"search_stores": "stores", "search_events": "events"}
 Call = Callable[[list[Event], str, dict[str, Any]], Any]
 
 
-def _count(call: Call, events: list[Event], tool: str, where: list[str]) -> int | None:
-    sql = f"SELECT COUNT(*) AS n FROM {TABLE_OF[tool]}" + (
-        " WHERE " + " AND ".join(where) if where else ""
-    )
+def _where(conditions: list[str]) -> str:
+    return " WHERE " + " AND ".join(conditions) if conditions else ""
+
+
+def _run(call: Call, events: list[Event], tool: str, sql: str) -> tuple[Any, Any]:
+    """(what the SQL tool answered, its ``results`` rows or None)."""
     data = call(events, tool, {"sql_query": sql})
-    rows = data.get("results") if isinstance(data, dict) else None
+    return data, data.get("results") if isinstance(data, dict) else None
+
+
+def _listed(call: Call, events: list[Event], tool: str, sql: str, thought: str) -> tuple[Any, Any]:
+    """:func:`_run` of ``sql``, shown first in the thoughts after ``thought``."""
+    events.append(Event(type="thought", text=thought + sql))
+    return _run(call, events, tool, sql)
+
+
+def _count(call: Call, events: list[Event], tool: str, where: list[str]) -> int | None:
+    sql = f"SELECT COUNT(*) AS n FROM {TABLE_OF[tool]}" + _where(where)
+    rows = _run(call, events, tool, sql)[1]
     return int(rows[0]["n"]) if rows else None
 
 
@@ -118,23 +131,17 @@ def table_answer(
     wanted = "・".join(labels) or "すべて"
     note = f"「{'」「'.join(dropped)}」では表を絞り込めないので条件にしません。" if dropped else ""
     total = _count(call, events, tool, where)
-    sql = select + (" WHERE " + " AND ".join(where) if where else "")
-    sql += f" ORDER BY {table.order} LIMIT {MAX_LISTED}"
-    events.append(
-        Event(type="thought", text=f"表の条件: {wanted}。{note}次の SQL で検索します: {sql}")
+    sql = select + _where(where) + f" ORDER BY {table.order} LIMIT {MAX_LISTED}"
+    data, rows = _listed(
+        call, events, tool, sql, f"表の条件: {wanted}。{note}次の SQL で検索します: "
     )
-    data = call(events, tool, {"sql_query": sql})
-    rows = data.get("results") if isinstance(data, dict) else None
     past = ""
     if not rows and table.upcoming in where:  # nothing ahead: what there was, said to be past
         where = [w for w in where if w != table.upcoming]
-        before = select + (" WHERE " + " AND ".join(where) if where else "")
-        before += f" ORDER BY start_date DESC, event_id LIMIT {MAX_LISTED}"
-        events.append(
-            Event(type="thought", text=f"これからの予定はないので、過去の開催を探します: {before}")
+        before = select + _where(where) + f" ORDER BY start_date DESC, event_id LIMIT {MAX_LISTED}"
+        data, rows = _listed(
+            call, events, tool, before, "これからの予定はないので、過去の開催を探します: "
         )
-        data = call(events, tool, {"sql_query": before})
-        rows = data.get("results") if isinstance(data, dict) else None
         total = _count(call, events, tool, where)
         upcoming = labels[0] if labels else ""
         past = f"{upcoming}の予定はありません。過去の開催:" if rows else ""
