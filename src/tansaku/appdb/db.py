@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tansaku.errors import MissingExtra
 from tansaku.workspace import Workspace
@@ -30,15 +30,13 @@ try:
 except ImportError as exc:  # pragma: no cover - the server extra is missing
     raise MissingExtra("sqlalchemy と alembic", "server", "アプリケーション DB (appdb)") from exc
 
+from tansaku.appdb.conversations import ConversationRepo
 from tansaku.appdb.errors import AppDBError
-
-if TYPE_CHECKING:
-    from tansaku.appdb.conversations import ConversationRepo
-    from tansaku.appdb.events import EventRepo
-    from tansaku.appdb.feedback import FeedbackRepo
-    from tansaku.appdb.jobs import JobRepo
-    from tansaku.appdb.keys import KeyRepo
-    from tansaku.appdb.unanswered import UnansweredRepo
+from tansaku.appdb.events import EventRepo
+from tansaku.appdb.feedback import FeedbackRepo
+from tansaku.appdb.jobs import JobRepo
+from tansaku.appdb.keys import KeyRepo
+from tansaku.appdb.unanswered import UnansweredRepo
 
 ENV_DATABASE_URL = "TANSAKU_DATABASE_URL"
 SQLITE_FILE = "app.db"
@@ -180,42 +178,13 @@ class AppDB:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- repositories ---------------------------------------------------------------------
-    @cached_property
-    def events(self) -> EventRepo:
-        from tansaku.appdb.events import EventRepo
-
-        return EventRepo(self)
-
-    @cached_property
-    def feedback(self) -> FeedbackRepo:
-        from tansaku.appdb.feedback import FeedbackRepo
-
-        return FeedbackRepo(self)
-
-    @cached_property
-    def keys(self) -> KeyRepo:
-        from tansaku.appdb.keys import KeyRepo
-
-        return KeyRepo(self)
-
-    @cached_property
-    def jobs(self) -> JobRepo:
-        from tansaku.appdb.jobs import JobRepo
-
-        return JobRepo(self)
-
-    @cached_property
-    def unanswered(self) -> UnansweredRepo:
-        from tansaku.appdb.unanswered import UnansweredRepo
-
-        return UnansweredRepo(self)
-
-    @cached_property
-    def conversations(self) -> ConversationRepo:
-        from tansaku.appdb.conversations import ConversationRepo
-
-        return ConversationRepo(self)
+    # -- repositories: each built on first use, one per database ---------------------------
+    events = cached_property(EventRepo)
+    feedback = cached_property(FeedbackRepo)
+    keys = cached_property(KeyRepo)
+    jobs = cached_property(JobRepo)
+    unanswered = cached_property(UnansweredRepo)
+    conversations = cached_property(ConversationRepo)
 
 
 LEGACY_FILE = "appdb.sqlite"
