@@ -209,19 +209,25 @@ def resolve_settings(
     return replace(settings, api_key=_key(settings, environ))
 
 
+def _endpoint_kwargs(settings: ModelSettings) -> dict[str, Any]:
+    """What every model behind an HTTP endpoint (OpenAI-compatible, Gemini) takes from
+    ``settings``."""
+    return {
+        "model": settings.model,
+        "api_key": settings.api_key,
+        "base_url": settings.base_url,
+        "timeout": settings.timeout,
+        "max_retries": settings.max_retries,
+        "temperature": settings.temperature,
+    }
+
+
 def build_model(settings: ModelSettings, home: str | Path | None = None) -> ChatModel:
     """The chat model of ``settings`` (its SDK imported now; a missing one: MissingExtra)."""
     if settings.kind == "gemini":
         from tansaku.agent.models.gemini import GeminiChatModel
 
-        return GeminiChatModel(
-            model=settings.model,
-            api_key=settings.api_key,
-            base_url=settings.base_url,
-            timeout=settings.timeout,
-            max_retries=settings.max_retries,
-            temperature=settings.temperature,
-        )
+        return GeminiChatModel(**_endpoint_kwargs(settings))
     if settings.kind == "llamacpp":
         from tansaku.agent.models.install import resolve_gguf
         from tansaku.agent.models.llamacpp import LlamaCppChatModel
@@ -240,15 +246,7 @@ def build_model(settings: ModelSettings, home: str | Path | None = None) -> Chat
         )
     from tansaku.agent.models.openai_compat import OpenAIChatModel
 
-    return OpenAIChatModel(
-        model=settings.model,
-        base_url=settings.base_url,
-        api_key=settings.api_key,
-        timeout=settings.timeout,
-        max_retries=settings.max_retries,
-        temperature=settings.temperature,
-        provider=settings.provider,
-    )
+    return OpenAIChatModel(**_endpoint_kwargs(settings), provider=settings.provider)
 
 
 def load_model(
