@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import builtins
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -76,11 +77,16 @@ class StoredConversations:
 
         return ConversationNotFound(conversation_id)
 
-    def _check(self, conversation_id: str, team: str) -> None:
-        if not _ID.fullmatch(conversation_id or "") or not self.db.conversations.exists(
-            team, conversation_id
-        ):
+    @contextmanager
+    def _owned(self, conversation_id: str, team: str) -> Iterator[None]:
+        """Raises ``ConversationNotFound`` unless ``team`` owns the conversation, before the
+        block and for a ``NotFound`` inside it (the conversation deleted meanwhile)."""
+        if not self.exists(conversation_id, team):
             raise self._not_found(conversation_id)
+        try:
+            yield
+        except NotFound:
+            raise self._not_found(conversation_id) from None
 
     def new(self, team: str) -> str:
         """A new conversation of ``team``; its id (32 hex digits, unguessable)."""
@@ -110,21 +116,17 @@ class StoredConversations:
             if role != "assistant":
                 raise ValueError("only an assistant turn carries a query_id")
             data["query_id"] = _checked_query_id(query_id)
-        self._check(conversation_id, team)
-        try:
+        with self._owned(conversation_id, team):
             self.db.conversations.add_message(
                 team, conversation_id, role=role, content=text, data=data
             )
-        except NotFound:
-            raise self._not_found(conversation_id) from None
 
     def attach_query_id(self, conversation_id: str, team: str, query_id: str, *, text: str) -> bool:
         """Record ``query_id`` (the answer event just stored for the turn) on the newest
         assistant turn of the conversation that has the answer ``text`` and no query_id yet;
         whether one was found. Raises ``ConversationNotFound`` unless ``team`` owns it."""
         query_id = _checked_query_id(query_id)
-        self._check(conversation_id, team)
-        with self.db.write() as s:
+        with self._owned(conversation_id, team), self.db.write() as s:
             rows = s.scalars(
                 select(Message)
                 .where(
@@ -153,13 +155,10 @@ class StoredConversations:
         from tansaku.agent.conversations import Turn
         from tansaku.agent.events import Citation
 
-        self._check(conversation_id, team)
-        if limit <= 0:
-            return []
-        try:
+        with self._owned(conversation_id, team):
+            if limit <= 0:
+                return []
             messages = self.db.conversations.messages(team, conversation_id, last=limit)
-        except NotFound:
-            raise self._not_found(conversation_id) from None
         out = []
         for m in messages:
             if m.role not in ("user", "assistant"):
