@@ -20,7 +20,7 @@ import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tansaku.agent.model_guard import parse_json
@@ -104,15 +104,8 @@ class QAReport:
     progress_file: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "chunks": self.chunks,
-            "skipped": self.skipped,
-            "generated": self.generated,
-            "pairs": self.pairs,
-            "failed": [{"chunk_id": c, "reason": r} for c, r in self.failed],
-            "ingested": dict(self.ingested),
-            "progress_file": self.progress_file,
-        }
+        failed = [{"chunk_id": c, "reason": r} for c, r in self.failed]
+        return {**asdict(self), "failed": failed}
 
 
 class QAGenerationError(ModelError):
