@@ -4,7 +4,6 @@ Japanese message that names the endpoint and the model — and never the API key
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
 
 from tansaku.agent.models.base import (
     CallbackFailed,
@@ -14,6 +13,7 @@ from tansaku.agent.models.base import (
     ModelUnavailable,
     TextCallback,
 )
+from tansaku.embed.remote import redact_url
 
 _DETAIL_CHARS = 200
 
@@ -21,13 +21,9 @@ _DETAIL_CHARS = 200
 def public_endpoint(url: str) -> str:
     """``url`` without credentials, query or fragment (what a message may show)."""
     try:
-        parts = urlsplit(url)
+        return redact_url(url) or url
     except ValueError:
         return "(不正な URL)"
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", "")) or url
 
 
 def forward_text(on_text: TextCallback | None, text: str) -> None:
