@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tansaku.appdb.models import Setting, utcnow
 
@@ -49,15 +49,35 @@ class LegacyFile:
         finally:
             con.close()
 
-    def claim(self, s: Session) -> bool:
-        """In the copy's write transaction: lock the marker; False when another process copied
-        the file meanwhile."""
-        self.db.lock_in(s, self.marker)
-        return s.get(Setting, self.marker) is None
+    def copy_once(
+        self,
+        query: Callable[[sqlite3.Connection, set[str]], T],
+        insert: Callable[[Session, T], int],
+        *,
+        counted: str,
+    ) -> int:
+        """Copy the file unless it was copied before: ``query`` reads it (:meth:`read`),
+        ``insert(session, what query read)`` adds the rows in one write transaction and returns
+        how many it copied, kept in the marker under ``counted``. Returns that number; 0 when
+        the file is missing or was copied before (also by another process meanwhile)."""
+        if not self.pending():
+            return 0
+        found = self.read(query)
+        with self.db.write() as s:
+            self.db.lock_in(s, self.marker)
+            if s.get(Setting, self.marker) is not None:  # another process copied it meanwhile
+                return 0
+            copied = insert(s, found)
+            s.add(Setting(key=self.marker, value=json.dumps({"path": self.where, counted: copied})))
+        return copied
 
-    def mark(self, s: Session, **counts: int) -> None:
-        """Record the copy (with what it copied) in the same transaction."""
-        s.add(Setting(key=self.marker, value=json.dumps({"path": self.where, **counts})))
+
+def json_list(raw: str | None) -> Any:
+    """A JSON column of the earlier file, ``[]`` when empty or unreadable."""
+    try:
+        return json.loads(raw or "[]")
+    except ValueError:
+        return []
 
 
 def parse_time(raw: str) -> datetime:

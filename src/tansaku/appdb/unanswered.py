@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -14,11 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
-from tansaku.appdb.legacy import LegacyFile, parse_time
+from tansaku.appdb.legacy import LegacyFile, json_list, parse_time
 from tansaku.appdb.models import UnansweredQuestion, utcnow
 from tansaku.appdb.rows import Repo, in_range, owned, record_of
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from sqlalchemy import Select
     from sqlalchemy.orm import Session
 
@@ -174,35 +175,27 @@ class UnansweredRepo(Repo):
         """Copy the rows of an earlier raw-SQLite unanswered log once; returns how many rows
         were copied now (0 when the file is missing or was imported before)."""
         legacy = LegacyFile(self.db, path, "legacy_unanswered")
-        if not legacy.pending():
-            return 0
-        rows = legacy.read(
-            lambda con, tables: (
-                con.execute(
-                    "SELECT asked_at, team, collection, question, reason, tools "
-                    "FROM unanswered ORDER BY id"
-                ).fetchall()
-                if "unanswered" in tables
-                else []
+        return legacy.copy_once(_legacy_rows, _insert_legacy, counted="rows")
+
+
+def _legacy_rows(con: sqlite3.Connection, tables: set[str]) -> list[Any]:
+    if "unanswered" not in tables:
+        return []
+    return con.execute(
+        "SELECT asked_at, team, collection, question, reason, tools FROM unanswered ORDER BY id"
+    ).fetchall()
+
+
+def _insert_legacy(s: Session, rows: list[Any]) -> int:
+    for asked_at, team, collection, question, reason, tools in rows:
+        s.add(
+            UnansweredQuestion(
+                asked_at=parse_time(str(asked_at)),
+                team=str(team),
+                collection=str(collection),
+                question=str(question),
+                reason=str(reason),
+                tools=[str(t) for t in json_list(tools)],
             )
         )
-        with self.db.write() as s:
-            if not legacy.claim(s):  # another process imported meanwhile
-                return 0
-            for asked_at, team, collection, question, reason, tools in rows:
-                try:
-                    tool_list = [str(t) for t in json.loads(tools or "[]")]
-                except ValueError:
-                    tool_list = []
-                s.add(
-                    UnansweredQuestion(
-                        asked_at=parse_time(str(asked_at)),
-                        team=str(team),
-                        collection=str(collection),
-                        question=str(question),
-                        reason=str(reason),
-                        tools=tool_list,
-                    )
-                )
-            legacy.mark(s, rows=len(rows))
-        return len(rows)
+    return len(rows)
