@@ -37,16 +37,14 @@ class Unanswered:
 
     @classmethod
     def from_record(cls, r: UnansweredRecord) -> Unanswered:
-        return cls(
-            id=r.id,
+        """The record's fields of the same names, its times as ISO text to the second."""
+        from tansaku.appdb.rows import record_of
+
+        return record_of(
+            cls,
+            r,
             asked_at=r.asked_at.isoformat(timespec="seconds"),
-            team=r.team,
-            collection=r.collection,
-            question=r.question,
-            reason=r.reason,
-            tools=r.tools,
             resolved_at=r.resolved_at.isoformat(timespec="seconds") if r.resolved_at else None,
-            resolution=r.resolution,
         )
 
 
