@@ -16,7 +16,8 @@ from tansaku.records import Record
 from tansaku.store.qdrant.settings import QdrantSettings
 from tansaku.store.qdrant.units import QdrantUnitIndex
 from tansaku.store.sparse import doc_vector, term_id
-from tansaku.store.units import AVG_UNIT_BIGRAMS, BATCH, K1, B, idf
+from tansaku.store.unit_base import AVG_UNIT_BIGRAMS, BATCH, K1, B
+from tansaku.store.units import idf
 from tansaku.testing.unit_contract import MAHLER, RAIN, TITLE, UnitIndexContract
 from tansaku.text.ngram import bigrams, unit_texts
 

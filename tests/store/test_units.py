@@ -9,7 +9,8 @@ import pytest
 from tansaku.records import Record
 from tansaku.store.base import Filter
 from tansaku.store.sparse import doc_vector, term_id
-from tansaku.store.units import AVG_UNIT_BIGRAMS, K1, B, UnitStore, idf
+from tansaku.store.unit_base import AVG_UNIT_BIGRAMS, K1, B
+from tansaku.store.units import UnitStore, idf
 from tansaku.testing.unit_contract import UnitIndexContract
 from tansaku.text.ngram import bigrams
 

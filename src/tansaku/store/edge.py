@@ -31,6 +31,7 @@ from tansaku.store.shard import (
     sample_metadata,
     search_filter,
     search_threads,
+    sparse_vector,
     tenant_filter,
 )
 from tansaku.store.sparse import SparseVec
@@ -40,10 +41,6 @@ SPARSE = "bm25"
 _EXACT_BELOW = 20_000  # brute force is exact and fast enough below this many points
 _HNSW_EF = 256
 OPTIMIZE_MIN_CHANGED = 1_000  # ingests that change fewer points leave indexing to a later one
-
-
-def sparse_vector(vec: SparseVec) -> qe.SparseVector:
-    return qe.SparseVector(list(vec.indices), list(vec.values))
 
 
 def _stored_point(payload: dict[str, Any], vectors: Any) -> StoredPoint:

@@ -27,6 +27,7 @@ import qdrant_edge as qe
 from tansaku.errors import StorageError
 from tansaku.records import Record
 from tansaku.store.base import Bound, Filter, MetaCondition, payload_metadata
+from tansaku.store.sparse import SparseVec
 
 # payload keys every search may filter on: record id, document, field, the common metadata
 INDEXED_KEYWORDS = ("rid", "doc_id", "field", "meta.source_type", "meta.store")
@@ -210,6 +211,11 @@ def filter_payload(tenant: str, rec: Record) -> dict[str, Any]:
     if d is not None:
         payload["date_int"] = d
     return payload
+
+
+def sparse_vector(vec: SparseVec) -> qe.SparseVector:
+    """A sparse vector as the engine takes it."""
+    return qe.SparseVector(list(vec.indices), list(vec.values))
 
 
 class ShardOwner:

@@ -34,25 +34,19 @@ import qdrant_edge as qe
 from tansaku.records import Record
 from tansaku.store.base import Filter, ScoredRecord
 from tansaku.store.candidates import CandidateIndex, Identity, identity, point_key
-from tansaku.store.ids import unit_point_id
+from tansaku.store.record_base import SearchScope
 from tansaku.store.shard import (
     ShardOwner,
-    filter_payload,
     open_shard,
     search_filter,
     search_threads,
+    sparse_vector,
     tenant_filter,
 )
-from tansaku.store.sparse import bigram_scale, doc_vector, term_id
-from tansaku.text.ngram import bigrams, unit_texts
+from tansaku.store.sparse import term_id
+from tansaku.store.unit_base import BATCH, SPARSE, UnitSearch, record_units
 
-SPARSE = "bigram"
-K1 = 0.9
-B = 0.4
-AVG_UNIT_BIGRAMS = 60.0  # a title plus one Japanese sentence; units are sentences everywhere
-FETCH_FACTOR = 2  # units fetched per wanted record (a record can own several matching units)
 MAX_INDEXED_UNITS = 600_000  # candidate index of the unit shard (~170 bytes a unit: ~100 MB)
-BATCH = 512
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS df (
     tenant TEXT NOT NULL, term INTEGER NOT NULL, field TEXT NOT NULL, n INTEGER NOT NULL,
@@ -73,7 +67,7 @@ def idf(n_units: int, df: int) -> float:
     return math.log(1.0 + (n_units - df + 0.5) / (df + 0.5))
 
 
-class UnitStore(ShardOwner):
+class UnitStore(ShardOwner, UnitSearch):
     """The unit shard of one collection, with its document-frequency table: the embedded
     :class:`~tansaku.store.protocols.UnitIndex`."""
 
@@ -204,23 +198,12 @@ class UnitStore(ShardOwner):
         terms: Delta = Counter()
         units: Counter[str] = Counter()
         for rec in records:
-            base = filter_payload(tenant, rec)
             ident = identity(tenant, rec, bare=True)  # shared by the record's units
-            for n, text in enumerate(unit_texts(rec.text, rec.metadata)):
-                vec = doc_vector(bigrams(text), k1=K1, b=B, avgdl=AVG_UNIT_BIGRAMS)
-                if not len(vec):
-                    continue
+            for uid, vec, payload in record_units(tenant, rec):
                 units[rec.field] += 1
                 terms.update(zip(repeat(rec.field), vec.indices))
-                uid = unit_point_id(tenant, rec.id, n)
                 known.append((uid, ident))
-                points.append(
-                    qe.Point(
-                        uid,
-                        {SPARSE: qe.SparseVector(list(vec.indices), list(vec.values))},
-                        {**base, "unit": n},
-                    )
-                )
+                points.append(qe.Point(uid, {SPARSE: sparse_vector(vec)}, payload))
         with self._lock:
             self._set_dirty(True)
             old_terms, old_units = self._remove(tenant, [r.id for r in records])
@@ -317,48 +300,24 @@ class UnitStore(ShardOwner):
             ).fetchall()
         return {int(t): idf(int(n_units), int(df)) for t, df in rows if df > 0}
 
-    def search(
-        self,
-        tenant: str,
-        text: str,
-        *,
-        filter: Filter | None = None,
-        limit: int = 10,
-        weights: Mapping[str, float] | None = None,
+    def _unit_hits(
+        self, grams: list[str], scale: Mapping[int, float], scope: SearchScope
     ) -> list[ScoredRecord]:
-        """Records whose best unit matches the bigrams of ``text``, best first, at most
-        ``limit`` (fewer when the best ``limit × FETCH_FACTOR`` units share records).
-
-        The records carry their id and document only — no field, metadata or text: reading
-        payloads is most of the cost of this search (~4 µs a unit), so the caller reads the
-        records it keeps from the record store."""
-        if limit <= 0:
-            return []
-        fields = tuple(filter.fields) if filter is not None else ()
-        grams = bigrams(text)
-        idf = self.idf_weights(tenant, (term_id(b) for b in grams), fields)
+        """The BM25 of the units: our IDF of each term (``df.sqlite``) times its weight as the
+        query's values, the engine's dot product with the units' term frequencies."""
+        idf = self.idf_weights(scope.tenant, (term_id(b) for b in grams), scope.fields)
         if not idf:
             return []
-        scale = bigram_scale(grams, weights)
         idx = sorted(idf)
         values = [idf[i] * scale.get(i, 1.0) for i in idx]
         req = qe.QueryRequest(
-            limit=limit * FETCH_FACTOR,
+            limit=scope.limit,
             query=qe.Query.Nearest(qe.SparseVector(idx, values), using=SPARSE),
-            filter=search_filter(tenant, filter, sole=self._sole(tenant)),
+            filter=search_filter(scope.tenant, scope.filter, sole=self._sole(scope.tenant)),
             with_payload=False,  # what a unit names comes from the candidate index
         )
         with self._lock:
-            found = self._candidates.resolve(self._shard, self._shard.query(req), tenant)
-        best: dict[str, ScoredRecord] = {}
-        for h in found:
-            rid = h.record.id
-            if h.score <= 0 or not rid or rid in best:
-                continue  # points come best first: the first unit of a record is its best
-            best[rid] = h
-            if len(best) >= limit:
-                break
-        return list(best.values())
+            return self._candidates.resolve(self._shard, self._shard.query(req), scope.tenant)
 
     def forget_cached(self) -> None:
         """The candidate index read from the engine shard (the count tables stay)."""

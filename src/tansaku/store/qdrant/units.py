@@ -36,19 +36,13 @@ from typing import Any
 from tansaku.errors import StorageError
 from tansaku.records import Record
 from tansaku.store.base import Filter, ScoredRecord
-from tansaku.store.ids import unit_point_id
 from tansaku.store.qdrant import layout
-from tansaku.store.qdrant.filters import (
-    corpus_filter,
-    filter_payload,
-    idf_params,
-    records_of,
-    tenant_filter,
-)
+from tansaku.store.qdrant.filters import corpus_filter, idf_params, records_of, tenant_filter
+from tansaku.store.qdrant.records import sparse_model
 from tansaku.store.qdrant.settings import QdrantSettings, import_qdrant_client
-from tansaku.store.sparse import bigram_scale, doc_vector, term_id
-from tansaku.store.units import AVG_UNIT_BIGRAMS, BATCH, FETCH_FACTOR, K1, SPARSE, B
-from tansaku.text.ngram import bigrams, unit_texts
+from tansaku.store.record_base import SearchScope
+from tansaku.store.sparse import term_id
+from tansaku.store.unit_base import BATCH, SPARSE, UnitSearch, record_units
 
 import_qdrant_client()  # MissingExtra naming `tansaku[qdrant]` before the import below fails
 
@@ -59,7 +53,7 @@ PAGE = 1000
 _FACETS = 100_000  # more teams or fields than any collection has
 
 
-class QdrantUnitIndex:
+class QdrantUnitIndex(UnitSearch):
     """The sentence units of one collection in a Qdrant collection."""
 
     def __init__(
@@ -104,21 +98,11 @@ class QdrantUnitIndex:
         self._writable()
         if not records:
             return 0
-        points: list[models.PointStruct] = []
-        for rec in records:
-            base = filter_payload(tenant, rec)
-            for n, text in enumerate(unit_texts(rec.text, rec.metadata)):
-                vec = doc_vector(bigrams(text), k1=K1, b=B, avgdl=AVG_UNIT_BIGRAMS)
-                if not len(vec):
-                    continue
-                sparse = models.SparseVector(indices=list(vec.indices), values=list(vec.values))
-                points.append(
-                    models.PointStruct(
-                        id=unit_point_id(tenant, rec.id, n),
-                        vector={SPARSE: sparse},
-                        payload={**base, "unit": n},
-                    )
-                )
+        points = [
+            models.PointStruct(id=uid, vector={SPARSE: sparse_model(vec)}, payload=payload)
+            for rec in records
+            for uid, vec, payload in record_units(tenant, rec)
+        ]
         with self._lock:
             self.delete(tenant, [r.id for r in records])
             for i in range(0, len(points), BATCH):
@@ -180,42 +164,30 @@ class QdrantUnitIndex:
                     out[term] = float(p.score) / float(value)
         return out
 
-    def search(
-        self,
-        tenant: str,
-        text: str,
-        *,
-        filter: Filter | None = None,
-        limit: int = 10,
-        weights: Mapping[str, float] | None = None,
+    def _unit_hits(
+        self, grams: list[str], scale: Mapping[int, float], scope: SearchScope
     ) -> list[ScoredRecord]:
-        """Records whose best unit matches the bigrams of ``text``, best first, at most
-        ``limit`` (fewer when the best ``limit × FETCH_FACTOR`` units share records); the
-        records carry their id and document only, as the embedded index's do."""
-        grams = bigrams(text)
+        """The engine's BM25 of the units (its IDF over the team's units of the filter's
+        fields); the records carry their id and document only, as the embedded index's do."""
         terms = sorted({term_id(b) for b in grams})
-        if limit <= 0 or not terms or not self._present():
+        if not terms or not self._present():
             return []
-        scale = bigram_scale(grams, weights)
         found = self.client.query_points(
             self.collection,
             query=models.SparseVector(indices=terms, values=[scale.get(t, 1.0) for t in terms]),
             using=SPARSE,
-            query_filter=tenant_filter(tenant, filter),
-            search_params=idf_params(tenant, filter.fields if filter is not None else ()),
-            limit=limit * FETCH_FACTOR,
+            query_filter=tenant_filter(scope.tenant, scope.filter),
+            search_params=idf_params(scope.tenant, scope.fields),
+            limit=scope.limit,
             with_payload=["tenant", "rid", "doc_id"],
         )
-        best: dict[str, ScoredRecord] = {}
-        for p in found.points:
-            payload = p.payload or {}
-            rid = str(payload.get("rid", ""))
-            if p.score <= 0 or not rid or rid in best or payload.get("tenant") != tenant:
-                continue  # points come best first: the first unit of a record is its best
-            best[rid] = ScoredRecord(Record(rid, str(payload.get("doc_id", "")), "", ""), p.score)
-            if len(best) >= limit:
-                break
-        return list(best.values())
+        return [
+            ScoredRecord(
+                Record(str(payload.get("rid", "")), str(payload.get("doc_id", "")), "", ""), p.score
+            )
+            for p in found.points
+            if (payload := p.payload or {}).get("tenant") == scope.tenant
+        ]
 
     def unit_counts(self, *, from_shard: bool) -> dict[tuple[str, str], int]:
         """Units per (team, field): from the tenant index's counts, or counted unit by unit."""
