@@ -241,6 +241,12 @@ class ServiceFake(HTTPFake[R]):
         self.delay_s = delay_s
         self.status = status
 
+    def error_status(self, scripted: int | None = None) -> int | None:
+        """The HTTP error to answer with: ``scripted`` (a fault for this request), else
+        ``status``; ``None`` when neither is an error status."""
+        status = scripted or self.status
+        return status if status is not None and status >= 400 else None
+
     def reset(self) -> None:
         """Forget the requests received so far."""
         with self._lock:

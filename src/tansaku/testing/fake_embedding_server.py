@@ -50,6 +50,7 @@ from tansaku.testing._http_fake import (
     Reject,
     Response,
     ServiceFake,
+    bearer_refused,
     header,
     json_response,
 )
@@ -246,13 +247,10 @@ class FakeEmbeddingServer(ServiceFake[FakeRequest]):
             return json_response(bad.status, openai_error(bad.status, bad.message))
         self._note("/v1/embeddings", "openai", headers, body, texts)
         self.wait(max(self.delay_s, fault.delay_s))
-        if (
-            self.api_key is not None
-            and header(headers, "authorization") != f"Bearer {self.api_key}"
-        ):
+        if bearer_refused(headers, self.api_key):
             return json_response(401, openai_error(401, "Incorrect API key provided."))
-        status = fault.status or self.status
-        if status is not None and status >= 400:
+        status = self.error_status(fault.status)
+        if status is not None:
             extra: dict[str, str] = {}
             if fault.retry_after is not None:
                 extra["Retry-After"] = str(math.ceil(fault.retry_after))
@@ -291,8 +289,8 @@ class FakeEmbeddingServer(ServiceFake[FakeRequest]):
         if self.api_key is not None and header(headers, "x-goog-api-key") != self.api_key:
             message = "API key not valid. Please pass a valid API key."
             return json_response(400, gemini_error(400, message))
-        status = fault.status or self.status
-        if status is not None and status >= 400:
+        status = self.error_status(fault.status)
+        if status is not None:
             message = "Resource has been exhausted" if status == 429 else "fake server error"
             return json_response(status, gemini_error(status, message, fault.retry_after))
         if self.max_batch is not None and len(texts) > self.max_batch:

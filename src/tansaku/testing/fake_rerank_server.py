@@ -30,8 +30,8 @@ from tansaku.testing._http_fake import (
     Reject,
     Response,
     ServiceFake,
+    bearer_refused,
     bigrams,
-    header,
     json_response,
 )
 
@@ -159,15 +159,13 @@ class FakeRerankServer(ServiceFake[FakeRequest]):
         if not protocol:
             return json_response(404, {"detail": "Not Found"})
         self.wait(self.delay_s)
-        if (
-            self.api_key is not None
-            and header(headers, "authorization") != f"Bearer {self.api_key}"
-        ):
+        if bearer_refused(headers, self.api_key):
             return json_response(401, _error_body(protocol, 401, "invalid api token"))
-        if self.status is not None and self.status >= 400:
-            extra = {"Retry-After": "1"} if self.status == 429 else {}
-            message = "too many requests" if self.status == 429 else "fake server error"
-            return json_response(self.status, _error_body(protocol, self.status, message), extra)
+        status = self.error_status()
+        if status is not None:
+            extra = {"Retry-After": "1"} if status == 429 else {}
+            message = "too many requests" if status == 429 else "fake server error"
+            return json_response(status, _error_body(protocol, status, message), extra)
         if body is None:
             status = 400 if protocol in ("cohere", "tei") else 422
             return json_response(
