@@ -202,10 +202,7 @@ class FakeChatServer(HTTPFake[FakeRequest]):
 
     def _understood(self, index: int, turn: ChatTurn) -> None:
         with self._lock:
-            old = self._requests[index]
-            self._requests[index] = FakeRequest(
-                old.method, old.path, old.query, old.headers, old.body, turn
-            )
+            self._requests[index] = replace(self._requests[index], turn=turn)
 
     def _reply_for(self, index: int, turn: ChatTurn) -> Reply | tuple[int, str]:
         """Record request ``index`` as understood; the scripted reply for it (after its delay),
