@@ -14,7 +14,7 @@ import fcntl
 import logging
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -109,15 +109,24 @@ def upgrade(db: AppDB, target: str = "head") -> None:
             f"appdb のスキーマ版 {current} はこの tansaku より新しい版です。"
             "tansaku を更新してから開いてください"
         )
+    with _migration_lock(db) as conn:
+        if current_revision(conn) != head:  # a database migrated meanwhile is left alone
+            log.info("appdb: migrating %s to %s", db.url, head)
+            _run(conn, target)
+            conn.commit()
+
+
+@contextmanager
+def _migration_lock(db: AppDB) -> Iterator[Connection]:
+    """A connection held while no other process migrates: under an advisory lock on
+    PostgreSQL, an exclusive ``flock`` on ``<app.db>.migrate.lock`` on SQLite (none for an
+    in-memory database)."""
     if db.backend == "postgresql":
         with db.engine.connect() as conn:
             conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": PG_LOCK_KEY})
             conn.commit()
             try:
-                if current_revision(conn) != head:
-                    log.info("appdb: migrating %s to %s", db.url, head)
-                    _run(conn, target)
-                    conn.commit()
+                yield conn
             finally:
                 conn.rollback()
                 conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": PG_LOCK_KEY})
@@ -125,13 +134,5 @@ def upgrade(db: AppDB, target: str = "head") -> None:
         return
     database = db.engine.url.database
     lock = Path(f"{database}.migrate.lock") if database and database != ":memory:" else None
-    with _file_lock(lock) if lock else _nolock(), db.engine.connect() as conn:
-        if current_revision(conn) != head:
-            log.info("appdb: migrating %s to %s", db.url, head)
-            _run(conn, target)
-            conn.commit()
-
-
-@contextmanager
-def _nolock() -> Iterator[None]:
-    yield
+    with _file_lock(lock) if lock else nullcontext(), db.engine.connect() as conn:
+        yield conn
