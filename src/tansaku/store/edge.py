@@ -22,10 +22,18 @@ from tansaku.store.base import Filter, ScoredRecord, StoredPoint, record_of, sto
 from tansaku.store.candidates import CandidateIndex, identity
 from tansaku.store.ids import point_id
 from tansaku.store.protocols import Lengths
-from tansaku.store.record_base import RecordStoreBase, SearchScope, dense_list, lengths_of
+from tansaku.store.record_base import (
+    DENSE,
+    SPARSE,
+    RecordStoreBase,
+    SearchScope,
+    dense_list,
+    lengths_of,
+    stored_payload,
+    stored_vectors,
+)
 from tansaku.store.shard import (
     ShardOwner,
-    filter_payload,
     open_shard,
     owned,
     sample_metadata,
@@ -36,8 +44,6 @@ from tansaku.store.shard import (
 )
 from tansaku.store.sparse import SparseVec
 
-DENSE = "dense"
-SPARSE = "bm25"
 _EXACT_BELOW = 20_000  # brute force is exact and fast enough below this many points
 _HNSW_EF = 256
 OPTIMIZE_MIN_CHANGED = 1_000  # ingests that change fewer points leave indexing to a later one
@@ -79,19 +85,14 @@ class EdgeStore(ShardOwner, RecordStoreBase):
     def upsert(self, tenant: str, points: Sequence[StoredPoint]) -> None:
         if not points:
             return
-        qpoints = []
-        for p in points:
-            rec = p.record
-            payload = {
-                **filter_payload(tenant, rec),
-                "text": rec.text,
-                "hash": p.content_hash,
-                "bm25_len": p.bm25_len,
-            }
-            vector: dict[str, Any] = {SPARSE: sparse_vector(p.sparse)}
-            if p.dense is not None:
-                vector[DENSE] = dense_list(p.dense)
-            qpoints.append(qe.Point(point_id(tenant, rec.id), vector, payload))
+        qpoints = [
+            qe.Point(
+                point_id(tenant, p.record.id),
+                stored_vectors(p, sparse_vector),
+                stored_payload(tenant, p),
+            )
+            for p in points
+        ]
         with self._lock:
             self._shard.update(qe.UpdateOperation.upsert_points(qpoints))
             self._total = None

@@ -17,15 +17,26 @@ An engine answers the hooks (``_payloads``, ``_cached_sample``, ``_sparse_hits``
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from tansaku.store.base import Filter, ScoredRecord, StoredInfo, scan_keys, stored_info
+from tansaku.store.base import (
+    Filter,
+    ScoredRecord,
+    StoredInfo,
+    StoredPoint,
+    scan_keys,
+    stored_info,
+)
 from tansaku.store.protocols import Lengths
+from tansaku.store.shard import filter_payload
 from tansaku.store.sparse import SparseVec
+
+DENSE = "dense"  # the named vectors of a record's point, on every engine
+SPARSE = "bm25"
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +59,28 @@ class SearchScope:
 def dense_list(vector: np.ndarray) -> list[float]:
     """A dense vector as the engines take it: float32 values in a list."""
     return np.asarray(vector, dtype=np.float32).tolist()  # type: ignore[no-any-return]
+
+
+def stored_payload(tenant: str, point: StoredPoint) -> dict[str, Any]:
+    """The payload of a record's point on every engine: the filterable payload
+    (:func:`~tansaku.store.shard.filter_payload`), the text, the content hash and the BM25
+    length (read back by :func:`~tansaku.store.base.record_of` and ``stored_info``)."""
+    rec = point.record
+    return {
+        **filter_payload(tenant, rec),
+        "text": rec.text,
+        "hash": point.content_hash,
+        "bm25_len": point.bm25_len,
+    }
+
+
+def stored_vectors(point: StoredPoint, sparse: Callable[[SparseVec], Any]) -> dict[str, Any]:
+    """The named vectors of a record's point: ``bm25`` as the engine's sparse vector
+    (``sparse`` converts it), and ``dense`` when the point has one."""
+    vectors: dict[str, Any] = {SPARSE: sparse(point.sparse)}
+    if point.dense is not None:
+        vectors[DENSE] = dense_list(point.dense)
+    return vectors
 
 
 def lengths_of(payloads: Iterable[Mapping[str, Any]]) -> Lengths:

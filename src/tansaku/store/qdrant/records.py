@@ -27,10 +27,10 @@ from tansaku.records import Record
 from tansaku.store.base import Filter, ScoredRecord, StoredPoint
 from tansaku.store.ids import point_id
 from tansaku.store.qdrant import layout
-from tansaku.store.qdrant.filters import filter_payload, idf_params, tenant_filter
+from tansaku.store.qdrant.filters import idf_params, tenant_filter
 from tansaku.store.qdrant.scans import BATCH, DENSE, PAGE, SPARSE, RecordScans, to_record
 from tansaku.store.qdrant.settings import QdrantSettings, import_qdrant_client
-from tansaku.store.record_base import SearchScope, dense_list
+from tansaku.store.record_base import SearchScope, dense_list, stored_payload, stored_vectors
 from tansaku.store.sparse import SparseVec
 
 import_qdrant_client()  # MissingExtra naming `tansaku[qdrant]` before the import below fails
@@ -109,21 +109,14 @@ class QdrantRecordStore(RecordScans):
     # -- writes -------------------------------------------------------------------------
     def upsert(self, tenant: str, points: Sequence[StoredPoint]) -> None:
         self._writable()
-        structs = []
-        for p in points:
-            rec = p.record
-            payload = {
-                **filter_payload(tenant, rec),
-                "text": rec.text,
-                "hash": p.content_hash,
-                "bm25_len": p.bm25_len,
-            }
-            vector: dict[str, Any] = {SPARSE: sparse_model(p.sparse)}
-            if p.dense is not None:
-                vector[DENSE] = dense_list(p.dense)
-            structs.append(
-                models.PointStruct(id=point_id(tenant, rec.id), vector=vector, payload=payload)
+        structs = [
+            models.PointStruct(
+                id=point_id(tenant, p.record.id),
+                vector=stored_vectors(p, sparse_model),
+                payload=stored_payload(tenant, p),
             )
+            for p in points
+        ]
         for i in range(0, len(structs), BATCH):
             self.client.upsert(self.collection, points=structs[i : i + BATCH], wait=True)
         if structs:

@@ -15,14 +15,12 @@ from tansaku.store.base import Filter, StoredPoint, record_of, stored_point
 from tansaku.store.protocols import Lengths
 from tansaku.store.qdrant.filters import tenant_filter
 from tansaku.store.qdrant.settings import import_qdrant_client
-from tansaku.store.record_base import RecordStoreBase, lengths_of
+from tansaku.store.record_base import DENSE, SPARSE, RecordStoreBase, lengths_of
 
 import_qdrant_client()  # MissingExtra naming `tansaku[qdrant]` before the import below fails
 
 from qdrant_client import QdrantClient, models  # noqa: E402
 
-DENSE = "dense"
-SPARSE = "bm25"
 BATCH = 256  # points per write request and per dump batch
 PAGE = 1000  # points per scroll page
 T = TypeVar("T")
