@@ -74,12 +74,14 @@ def test_search_takes_a_dense_gate_and_reports_the_coverage(live):
     body = {"query": "冷蔵庫の温度は何度ですか", "collection": "manuals", "expand": False}
     with live.client(KEY_ALPHA) as http:
         gated = http.post("/api/search", json={**body, "fusion": {"dense_gate": 3}})
-        plain = http.post("/api/search", json=body)
+        plain = http.post("/api/search", json={**body, "fusion": {"normalization": "zscore"}})
+        default = http.post("/api/search", json=body)
         bad = http.post("/api/search", json={**body, "fusion": {"dense_gate": 11}})
     assert gated.status_code == 200, gated.text
     fusion = gated.json()["plan"]["fusion"]
     assert fusion["dense_gate"] == 3 and 0 <= fusion["lexical_coverage"] <= 1
-    assert "dense_gate" not in plain.json()["plan"]["fusion"]
+    assert "dense_gate" not in plain.json()["plan"]["fusion"]  # a normalisation named: no gate
+    assert default.json()["plan"]["fusion"]["dense_gate"] == 3  # the collection's default
     assert bad.status_code == 422 and "dense_gate" in bad.text
 
 
