@@ -11,10 +11,10 @@ tables) is local whatever the backend.
 from __future__ import annotations
 
 import os
-from collections.abc import Hashable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Hashable
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypedDict, Unpack
 from urllib.parse import urlparse
 
 from tansaku.backends.embedded import handles, views
@@ -24,6 +24,20 @@ from tansaku.collection import Collection
 from tansaku.config import CollectionConfig
 from tansaku.errors import ConfigError
 from tansaku.workspace import Workspace, settings_table
+
+
+class WriteOptions(TypedDict, total=False):
+    """How a writer opens a collection (:meth:`Backend.writing`); every key may be left out.
+
+    ``config``: replaces the stored config (default: the stored one, or a new collection's
+    default). ``embedder``: (name, dim) recorded in a new collection's state. ``on_wait``:
+    called while another writer holds the collection. ``lazy``: writable from
+    :meth:`Collection.begin_write` on (a writer that changes nothing commits nothing)."""
+
+    config: CollectionConfig | None
+    embedder: tuple[str, int] | None
+    on_wait: WaitFn | None
+    lazy: bool
 
 
 class Backend(Protocol):
@@ -40,13 +54,7 @@ class Backend(Protocol):
         ...
 
     def writing(
-        self,
-        collection: str,
-        *,
-        config: CollectionConfig | None = None,
-        embedder: tuple[str, int] | None = None,
-        on_wait: WaitFn | None = None,
-        lazy: bool = False,
+        self, collection: str, **options: Unpack[WriteOptions]
     ) -> AbstractContextManager[Collection]:
         """The collection opened for writing (created if needed), committed when the block
         ends without an exception; one writer per collection."""
@@ -79,25 +87,10 @@ class EmbeddedBackend:
     def open_view(self, collection: str) -> Collection:
         return views.open_view(self.workspace, collection)
 
-    @contextmanager
     def writing(
-        self,
-        collection: str,
-        *,
-        config: CollectionConfig | None = None,
-        embedder: tuple[str, int] | None = None,
-        on_wait: WaitFn | None = None,
-        lazy: bool = False,
-    ) -> Iterator[Collection]:
-        with writing(
-            self.workspace,
-            collection,
-            config=config,
-            embedder=embedder,
-            on_wait=on_wait,
-            lazy=lazy,
-        ) as col:
-            yield col
+        self, collection: str, **options: Unpack[WriteOptions]
+    ) -> AbstractContextManager[Collection]:
+        return writing(self.workspace, collection, **options)
 
     def remove(self, collection: str) -> None:
         remove_collection(self.workspace, collection)
@@ -200,6 +193,7 @@ __all__ = [
     "Backend",
     "BackendFactory",
     "EmbeddedBackend",
+    "WriteOptions",
     "backend_for",
     "configured_url",
     "is_url",
