@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from tansaku.store.ids import ID_VERSION
@@ -54,21 +54,14 @@ class CollectionState:
         """Fix the average length new BM25 vectors are encoded with (``avgdl_written``) for
         fields that have none yet, from the statistics as they will be once the (field,
         length) pairs ``removed`` are gone and ``added`` are written."""
-        projected: dict[str, list[int]] = {
-            fld: [st.total_len, st.count] for fld, st in self.bm25.get(tenant, {}).items()
+        projected = {
+            fld: FieldStats(st.total_len, st.count) for fld, st in self.bm25.get(tenant, {}).items()
         }
-        for fld, length in removed:
-            tot = projected.setdefault(fld, [0, 0])
-            tot[0] -= length
-            tot[1] -= 1
-        for fld, length in added:
-            tot = projected.setdefault(fld, [0, 0])
-            tot[0] += length
-            tot[1] += 1
-        for fld, (total_len, count) in projected.items():
+        _shift(lambda fld: projected.setdefault(fld, FieldStats()), removed, added)
+        for fld, after in projected.items():
             st = self.stats(tenant, fld)
-            if not st.avgdl_written and count > 0:
-                st.avgdl_written = total_len / count
+            if not st.avgdl_written and after.count > 0:
+                st.avgdl_written = after.avgdl
 
     def move(
         self,
@@ -78,14 +71,7 @@ class CollectionState:
     ) -> None:
         """Move the length statistics by the (field, length) of records just removed and
         written (batch by batch: every commit's statistics describe the records it holds)."""
-        for fld, length in removed:
-            st = self.stats(tenant, fld)
-            st.total_len -= length
-            st.count -= 1
-        for fld, length in added:
-            st = self.stats(tenant, fld)
-            st.total_len += length
-            st.count += 1
+        _shift(lambda fld: self.stats(tenant, fld), removed, added)
 
     def drifted(self, tenant: str, threshold: float = 0.0) -> list[tuple[str, float]]:
         """(field, new average) of the tenant's fields whose average length moved more than
@@ -135,6 +121,20 @@ class CollectionState:
             },
             units=set(data.get("units", ())),
         )
+
+
+def _shift(
+    stats: Callable[[str], FieldStats],
+    removed: Iterable[tuple[str, int]],
+    added: Iterable[tuple[str, int]],
+) -> None:
+    """Take the (field, length) pairs ``removed`` out of each field's ``stats`` and put those
+    ``added`` in."""
+    for sign, pairs in ((-1, removed), (1, added)):
+        for fld, length in pairs:
+            st = stats(fld)
+            st.total_len += sign * length
+            st.count += sign
 
 
 def recount_bm25(lengths: Lengths, old: CollectionState) -> dict[str, dict[str, FieldStats]]:
