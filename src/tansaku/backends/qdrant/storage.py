@@ -7,21 +7,19 @@ before it happens (see :mod:`tansaku.backends.qdrant.backend`).
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from tansaku.backends.qdrant.registry import Registry
 from tansaku.collection import Collection
 from tansaku.config import CollectionConfig
 from tansaku.errors import StorageError
 from tansaku.faults import crashpoint
-from tansaku.records import Record
-from tansaku.store.base import StoredPoint
 from tansaku.store.qdrant.records import QdrantRecordStore
 from tansaku.store.qdrant.units import QdrantUnitIndex
-from tansaku.store.sparse import SparseVec
 
 if TYPE_CHECKING:
     from tansaku.backends.qdrant.backend import QdrantBackend
@@ -55,44 +53,41 @@ class WriteLog:
             self.teams.clear()
 
 
+class _Logging(Protocol):
+    write_log: WriteLog
+
+
+W = TypeVar("W", bound=Callable[..., Any])
+
+
+def _logged(write: W) -> W:
+    """A store's write of a team that logs the team first (:meth:`WriteLog.touch`)."""
+
+    @functools.wraps(write)
+    def logged(self: _Logging, tenant: str, *args: Any, **kwargs: Any) -> Any:
+        self.write_log.touch(tenant)
+        return write(self, tenant, *args, **kwargs)
+
+    return cast(W, logged)
+
+
 class _LoggedRecords(QdrantRecordStore):
     """A writer's record store: every write of a team is logged first (:class:`WriteLog`)."""
 
     write_log: WriteLog
-
-    def upsert(self, tenant: str, points: Sequence[StoredPoint]) -> None:
-        self.write_log.touch(tenant)
-        super().upsert(tenant, points)
-
-    def delete(self, tenant: str, ids: Sequence[str]) -> None:
-        self.write_log.touch(tenant)
-        super().delete(tenant, ids)
-
-    def delete_tenant(self, tenant: str) -> None:
-        self.write_log.touch(tenant)
-        super().delete_tenant(tenant)
-
-    def update_sparse(self, tenant: str, vectors: Mapping[str, SparseVec]) -> None:
-        self.write_log.touch(tenant)
-        super().update_sparse(tenant, vectors)
+    upsert = _logged(QdrantRecordStore.upsert)
+    delete = _logged(QdrantRecordStore.delete)
+    delete_tenant = _logged(QdrantRecordStore.delete_tenant)
+    update_sparse = _logged(QdrantRecordStore.update_sparse)
 
 
 class _LoggedUnits(QdrantUnitIndex):
     """A writer's unit index: every write of a team is logged first (:class:`WriteLog`)."""
 
     write_log: WriteLog
-
-    def replace(self, tenant: str, records: Sequence[Record]) -> int:
-        self.write_log.touch(tenant)
-        return super().replace(tenant, records)
-
-    def delete(self, tenant: str, rids: Sequence[str]) -> None:
-        self.write_log.touch(tenant)
-        super().delete(tenant, rids)
-
-    def delete_tenant(self, tenant: str) -> None:
-        self.write_log.touch(tenant)
-        super().delete_tenant(tenant)
+    replace = _logged(QdrantUnitIndex.replace)
+    delete = _logged(QdrantUnitIndex.delete)
+    delete_tenant = _logged(QdrantUnitIndex.delete_tenant)
 
 
 class QdrantStorage:
