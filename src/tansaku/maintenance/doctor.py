@@ -19,7 +19,7 @@ statistics really are what the records say. Checks per collection:
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from tansaku.backends.embedded import generations as g
@@ -39,12 +39,7 @@ class Finding:
     repaired: bool = False
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "collection": self.collection,
-            "check": self.check,
-            "message": self.message,
-            "repaired": self.repaired,
-        }
+        return asdict(self)
 
 
 def _bm25_mismatch(col: Collection) -> list[str]:
