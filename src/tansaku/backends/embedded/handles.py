@@ -22,9 +22,10 @@ import logging
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Literal, TypeVar
 
 from tansaku.backends.embedded.generations import READERS
 from tansaku.backends.locks import ReaderPin
@@ -37,6 +38,7 @@ log = logging.getLogger("tansaku.backends.embedded.handles")
 ENV_OPEN = "TANSAKU_OPEN_COLLECTIONS"
 DEFAULT_OPEN = 8
 OPEN_RANGE = (1, 10_000)
+S = TypeVar("S", EdgeStore, UnitStore)
 
 
 class GenHandles:
@@ -56,17 +58,25 @@ class GenHandles:
         self.active = 0  # searches using the shards now (never closed while > 0)
         self.pin: ReaderPin | None = None
 
-    def store(self) -> EdgeStore:
+    def _shard(self, attr: Literal["_store", "_units"], open_: Callable[[bool], S]) -> S:
+        """The shard held in ``attr``, opened by ``open_(read_only)`` on first use (under the
+        lock); a reader's every use counts for the open-shard bound (:func:`_used`)."""
         with self.lock:
-            store = self._store
-            opened = store is None
-            if store is None:
-                store = EdgeStore(self.gen / "shard", dim=self.dim, read_only=not self.writable)
-                store.on_reopen = self._reopened
-                self._store = store
+            shard: S | None = getattr(self, attr)
+            opened = shard is None
+            if shard is None:
+                shard = open_(not self.writable)
+                shard.on_reopen = self._reopened
+                setattr(self, attr, shard)
         if not self.writable:
             _used(self, opened=opened)
-        return store
+        return shard
+
+    def store(self) -> EdgeStore:
+        return self._shard(
+            "_store",
+            lambda read_only: EdgeStore(self.gen / "shard", dim=self.dim, read_only=read_only),
+        )
 
     def has_unit_index(self) -> bool:
         return self._units is not None or (self.gen / "units" / "edge_config.json").exists()
@@ -74,16 +84,11 @@ class GenHandles:
     def units(self) -> UnitStore:
         """The unit shard (created on first use by a writer; a reader of a generation without
         one gets :class:`~tansaku.errors.StorageError`)."""
-        with self.lock:
-            units = self._units
-            opened = units is None
-            if units is None:
-                units = UnitStore(self.gen / "units", read_only=not self.writable)
-                units.on_reopen = self._reopened
-                self.units_created = units.created
-                self._units = units
-        if not self.writable:
-            _used(self, opened=opened)
+        return self._shard("_units", self._open_units)
+
+    def _open_units(self, read_only: bool) -> UnitStore:
+        units = UnitStore(self.gen / "units", read_only=read_only)
+        self.units_created = units.created
         return units
 
     def _reopened(self) -> None:
@@ -118,12 +123,10 @@ class GenHandles:
 
     def close(self) -> None:
         with self.lock:
-            if self._store is not None:
-                self._store.close()
-                self._store = None
-            if self._units is not None:
-                self._units.close()
-                self._units = None
+            for shard in (self._store, self._units):
+                if shard is not None:
+                    shard.close()
+            self._store = self._units = None
             if self.pin is not None:
                 self.pin.release()
                 self.pin = None
