@@ -1,5 +1,6 @@
 """The Qdrant collections tansaku keeps: opening one (created by a writer, with the payload
-indexes every search filters on), and waiting for a server's optimizers.
+indexes every search filters on), waiting for a server's optimizers, and what a store holding
+one does alike (:class:`CollectionHandle`).
 
 Payload indexes as the embedded shards have them (``tansaku.store.shard.open_shard``):
 ``tenant`` a keyword index with ``is_tenant`` (the server co-locates each team's points),
@@ -26,6 +27,40 @@ from qdrant_client import QdrantClient, models  # noqa: E402
 log = logging.getLogger(__name__)
 OPTIMIZE_WAIT_S = 3600.0  # how long optimize() waits for a server's optimizers at most
 _POLL_S = 0.5
+
+
+class CollectionHandle:
+    """What a store holding one of these collections does alike, whatever it keeps in it:
+    tell whether the collection exists yet, refuse a write when read-only, wait for the
+    server's optimizers, and leave persistence to the server."""
+
+    client: QdrantClient
+    collection: str
+    settings: QdrantSettings
+    read_only: bool
+    _exists: bool
+
+    def _present(self) -> bool:
+        """Whether the collection exists (a view opened before any writer created it asks
+        again until it does, and reads as empty meanwhile)."""
+        if not self._exists:
+            self._exists = bool(self.client.collection_exists(self.collection))
+        return self._exists
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise StorageError(f"{self.collection} は読み取り専用で開かれています")
+
+    def optimize(self) -> None:
+        """Nothing to merge by hand on a server: wait until its optimizers are done (green)."""
+        if self._present() and not self.settings.is_local:
+            wait_until_green(self.client, self.collection)
+
+    def flush(self) -> None:
+        """Writes are acknowledged once applied (``wait=True``); the server persists them."""
+
+    def close(self) -> None:
+        """The client is the caller's (shared by a collection's stores): left open."""
 
 
 def open_collection(

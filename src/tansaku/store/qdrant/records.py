@@ -102,10 +102,6 @@ class QdrantRecordStore(RecordScans):
             self._cache.clear()
             self._exists = True
 
-    def _writable(self) -> None:
-        if self.read_only:
-            raise StorageError(f"{self.collection} は読み取り専用で開かれています")
-
     # -- writes -------------------------------------------------------------------------
     def upsert(self, tenant: str, points: Sequence[StoredPoint]) -> None:
         self._writable()
@@ -266,15 +262,8 @@ class QdrantRecordStore(RecordScans):
         """Never: a server's optimizers index new points by themselves."""
         return False
 
-    def optimize(self) -> None:
-        """Nothing to merge by hand on a server: wait until its optimizers are done (green)."""
-        if self._present() and not self.settings.is_local:
-            layout.wait_until_green(self.client, self.collection)
-
-    def flush(self) -> None:
-        """Writes are acknowledged once applied (``wait=True``); the server persists them."""
-
     def close(self) -> None:
-        """The client is the caller's (shared by a collection's stores): left open."""
+        """Forget what was cached (the client stays open: see
+        :class:`~tansaku.store.qdrant.layout.CollectionHandle`)."""
         with self._lock:
             self._cache.clear()

@@ -14,12 +14,13 @@ from typing import Any, TypeVar
 from tansaku.store.base import Filter, StoredPoint, record_of, stored_point
 from tansaku.store.protocols import Lengths
 from tansaku.store.qdrant.filters import tenant_filter
+from tansaku.store.qdrant.layout import CollectionHandle
 from tansaku.store.qdrant.settings import import_qdrant_client
 from tansaku.store.record_base import DENSE, SPARSE, RecordStoreBase, lengths_of
 
 import_qdrant_client()  # MissingExtra naming `tansaku[qdrant]` before the import below fails
 
-from qdrant_client import QdrantClient, models  # noqa: E402
+from qdrant_client import models  # noqa: E402
 
 BATCH = 256  # points per write request and per dump batch
 PAGE = 1000  # points per scroll page
@@ -40,22 +41,12 @@ def _stored_point(p: models.Record) -> StoredPoint:
     )
 
 
-class RecordScans(RecordStoreBase):
+class RecordScans(CollectionHandle, RecordStoreBase):
     """Paging reads of a records collection, with a short-lived cache (see ``records.py``)."""
 
-    client: QdrantClient
-    collection: str
-    _exists: bool
     _lock: threading.RLock
     _cache_s: float
     _cache: dict[Any, tuple[float, Any]]
-
-    def _present(self) -> bool:
-        """Whether the collection exists (a view opened before any writer created it asks
-        again until it does, and reads as empty meanwhile)."""
-        if not self._exists:
-            self._exists = bool(self.client.collection_exists(self.collection))
-        return self._exists
 
     # -- cache --------------------------------------------------------------------------
     def _cached(self, key: Any, compute: Callable[[], T]) -> T:

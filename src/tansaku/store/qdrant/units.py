@@ -33,7 +33,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from tansaku.errors import StorageError
 from tansaku.records import Record
 from tansaku.store.base import Filter, ScoredRecord
 from tansaku.store.qdrant import layout
@@ -53,7 +52,7 @@ PAGE = 1000
 _FACETS = 100_000  # more teams or fields than any collection has
 
 
-class QdrantUnitIndex(UnitSearch):
+class QdrantUnitIndex(layout.CollectionHandle, UnitSearch):
     """The sentence units of one collection in a Qdrant collection."""
 
     def __init__(
@@ -79,17 +78,6 @@ class QdrantUnitIndex(UnitSearch):
             read_only=read_only,
         )  # fmt: skip
         self._exists = info is not None
-
-    def _present(self) -> bool:
-        """Whether the collection exists (a view opened before any writer created it asks
-        again until it does, and reads as empty meanwhile)."""
-        if not self._exists:
-            self._exists = bool(self.client.collection_exists(self.collection))
-        return self._exists
-
-    def _writable(self) -> None:
-        if self.read_only:
-            raise StorageError(f"{self.collection} は読み取り専用で開かれています")
 
     # -- writes -------------------------------------------------------------------------
     def replace(self, tenant: str, records: Sequence[Record]) -> int:
@@ -219,15 +207,3 @@ class QdrantUnitIndex(UnitSearch):
 
     def recount(self) -> None:
         """Nothing to rebuild: the engine counts the units themselves at every search."""
-
-    # -- maintenance --------------------------------------------------------------------
-    def optimize(self) -> None:
-        """Wait until the server's optimizers are done with the units (status green)."""
-        if self._present() and not self.settings.is_local:
-            layout.wait_until_green(self.client, self.collection)
-
-    def flush(self) -> None:
-        """Writes are acknowledged once applied (``wait=True``); the server persists them."""
-
-    def close(self) -> None:
-        """The client is the caller's (shared by a collection's stores): left open."""
