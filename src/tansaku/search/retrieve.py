@@ -20,8 +20,7 @@ from tansaku.config import Axis, AxisMode, FusionConfig, FusionMethod
 from tansaku.search.fusion import Run, linear_fusion, rrf_fusion
 from tansaku.search.types import AxisScore, Hit
 from tansaku.store.base import Filter, ScoredRecord
-from tansaku.store.sparse import query_vector
-from tansaku.text.analyzer import get_analyzer
+from tansaku.store.sparse import query_vector, term_id
 from tansaku.text.functional import QueryWeights
 
 _FUSERS = {
@@ -191,7 +190,7 @@ def lexical_coverage(
     weights: QueryWeights | None = None,
 ) -> float:
     """The share of the query's distinct content terms that the first BM25 axis's best hit
-    contains (its record's text analysed as the index analyses it): 1 when the words of the
+    contains (the term ids its record was indexed with): 1 when the words of the
     question stand in one record, low when lexical matching only found part of them. The
     question's phrasing (「〜したいのですが」「どこに行けば」: the terms ``weights`` weighs
     down) does not count. Without a BM25 axis or content terms: 1 (no lexical evidence to
@@ -208,11 +207,8 @@ def lexical_coverage(
     run = runs.get(axis.name) or []
     if not run:
         return 0.0
-    found = collection.records(tenant, [run[0][1].record.id])
-    if not found:
-        return 0.0
-    have = set(get_analyzer(collection.config.split_mode).terms(found[0].text))
-    return len(wanted & have) / len(wanted)
+    have = collection.store.term_ids(tenant, run[0][1].record.id)
+    return sum(term_id(t) in have for t in wanted) / len(wanted)
 
 
 def _search_units(

@@ -165,6 +165,17 @@ class EdgeStore(ShardOwner, RecordStoreBase):
         by_rid = {payload["rid"]: record_of(payload) for _, payload in owned(found, tenant)}
         return [by_rid[i] for i in ids if i in by_rid]
 
+    def term_ids(self, tenant: str, rid: str) -> frozenset[int]:
+        tenant_only = qe.PayloadSelector.Include(["tenant"])
+        with self._lock:
+            found = self._shard.retrieve(
+                [point_id(tenant, rid)], with_payload=tenant_only, with_vector=[SPARSE]
+            )
+        for point, _ in owned(found, tenant):
+            sparse = (point.vector or {}).get(SPARSE)
+            return frozenset(sparse.indices) if sparse is not None else frozenset()
+        return frozenset()
+
     def _scrolled(self, flt: qe.Filter | None, keys: Sequence[str]) -> Iterator[dict[str, Any]]:
         """The payload ``keys`` of every point matching ``flt`` (all points: None)."""
         selector = qe.PayloadSelector.Include(list(keys))

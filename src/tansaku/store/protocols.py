@@ -41,6 +41,11 @@ class RecordReader(Protocol):
         """The tenant's records by id, in request order; unknown ids are left out."""
         ...
 
+    def term_ids(self, tenant: str, rid: str) -> frozenset[int]:
+        """The BM25 term ids a record was indexed with (``sparse.term_id``); empty when the
+        tenant has no such record."""
+        ...
+
     def hashes(self, tenant: str, filter: Filter | None = None) -> dict[str, str]:
         """Record id -> content hash of every stored record matching the filter."""
         ...

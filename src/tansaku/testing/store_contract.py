@@ -20,7 +20,7 @@ from tansaku.embed.hash import HashEmbedder
 from tansaku.records import Record, record_id
 from tansaku.store.base import Filter, StoredPoint
 from tansaku.store.protocols import RecordStore as Store
-from tansaku.store.sparse import SparseVec, doc_vector, query_vector
+from tansaku.store.sparse import SparseVec, doc_vector, query_vector, term_id
 
 DOCS = [
     ("r1", "body", "お客様から料理の温度が低いとのクレームがありました", "2025-12-10", "新宿店"),
@@ -84,6 +84,13 @@ class StoreContract:
         assert [r.id for r in got] == ["r3:body", "r1:body"]
         assert got[1].metadata["store"] == "新宿店"
         assert got[1].text.startswith("お客様から")
+
+    def test_term_ids_are_the_terms_a_record_was_indexed_with(self, filled: Store) -> None:
+        text = DOCS[1][2]  # r2: 冷蔵庫の故障で…
+        assert filled.term_ids("team-a", "r2:body") == frozenset(map(term_id, _terms(text)))
+        assert term_id("冷蔵") in filled.term_ids("team-a", "r2:body")
+        assert filled.term_ids("team-b", "r2:body") == frozenset()  # another team's record
+        assert filled.term_ids("team-a", "missing:body") == frozenset()
 
     def test_tenant_isolation_on_every_read(self, filled: Store) -> None:
         assert filled.get("team-b", ["r2:body"]) == []

@@ -184,6 +184,18 @@ class QdrantRecordStore(RecordScans):
         }
         return [by_rid[i] for i in ids if i in by_rid]
 
+    def term_ids(self, tenant: str, rid: str) -> frozenset[int]:
+        if not self._present():
+            return frozenset()
+        found = self.client.retrieve(
+            self.collection, [point_id(tenant, rid)], with_payload=["tenant"], with_vectors=[SPARSE]
+        )
+        for p in found:
+            if p.payload and p.payload.get("tenant") == tenant and isinstance(p.vector, dict):
+                sparse = p.vector.get(SPARSE)
+                return frozenset(getattr(sparse, "indices", ()) or ())
+        return frozenset()
+
     # -- searches -----------------------------------------------------------------------
     def _hits(self, tenant: str, points: Sequence[models.ScoredPoint]) -> list[ScoredRecord]:
         out = []
