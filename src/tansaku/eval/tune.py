@@ -30,7 +30,7 @@ from tansaku.config import (
     FusionMethod,
 )
 from tansaku.errors import InvalidRequest
-from tansaku.search.fusion import linear_fusion, rrf_fusion
+from tansaku.search.fusion import gated_weights, linear_fusion, rrf_fusion
 
 DEPTH = 100
 """Documents each axis returns per query (the pool the fusion ranks)."""
@@ -65,8 +65,7 @@ class Setting:
         coverage (``[fusion] dense_gate``, :func:`collect_coverage`)."""
         weights = dict(self.weights)
         if self.method is FusionMethod.LINEAR and self.dense_gate > 0:
-            boost = 1.0 + self.dense_gate * (1.0 - coverage)
-            weights = {n: w * boost if n in self.dense else w for n, w in weights.items()}
+            weights = gated_weights(weights, self.dense, self.dense_gate, coverage)
         if self.method is FusionMethod.RRF:
             fused = rrf_fusion(runs, weights, k=self.k)
         else:

@@ -6,7 +6,7 @@ results are grouped by document, record ids otherwise.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 
 Run = Sequence[tuple[Hashable, float]]
 
@@ -103,6 +103,16 @@ def linear_fusion(
         for key, s in norm(run).items():
             fused[key] = fused.get(key, 0.0) + w * s
     return fused
+
+
+def gated_weights(
+    weights: Mapping[str, float], dense: Collection[str], gate: float, coverage: float
+) -> dict[str, float]:
+    """The lexical-coverage gate (``[fusion] dense_gate``): the ``dense`` axes' weights times
+    ``1 + gate × (1 − coverage)``, the others as they are; ``coverage`` is the share of the
+    query's content terms in the best BM25 hit (1: nothing changes)."""
+    boost = 1.0 + gate * (1.0 - coverage)
+    return {axis: w * boost if axis in dense else w for axis, w in weights.items()}
 
 
 def rrf_fusion(

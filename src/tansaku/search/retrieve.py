@@ -17,7 +17,7 @@ import numpy as np
 from tansaku.collection import Collection
 from tansaku.collection.guard import check_query
 from tansaku.config import Axis, AxisMode, FusionConfig, FusionMethod
-from tansaku.search.fusion import Run, linear_fusion, rrf_fusion
+from tansaku.search.fusion import Run, gated_weights, linear_fusion, rrf_fusion
 from tansaku.search.types import AxisScore, Hit
 from tansaku.store.base import Filter, ScoredRecord
 from tansaku.store.sparse import query_vector, term_id
@@ -133,13 +133,10 @@ def retrieve(
 
     axis_weights = {a.name: a.weight for a in axes}
     coverage = None
-    gated = fusion.method is FusionMethod.LINEAR and fusion.dense_gate > 0
-    if gated and any(a.mode is AxisMode.DENSE for a in axes):
+    dense = {a.name for a in axes if a.mode is AxisMode.DENSE}
+    if fusion.method is FusionMethod.LINEAR and fusion.dense_gate > 0 and dense:
         coverage = lexical_coverage(collection, tenant, axes, runs, terms, overrides, weights)
-        boost = 1.0 + fusion.dense_gate * (1.0 - coverage)
-        axis_weights = {
-            a.name: a.weight * boost if a.mode is AxisMode.DENSE else a.weight for a in axes
-        }
+        axis_weights = gated_weights(axis_weights, dense, fusion.dense_gate, coverage)
     score_runs: dict[str, Run] = {n: [(k, h.score) for k, h in run] for n, run in runs.items()}
     fused = _FUSERS[fusion.method](score_runs, axis_weights, fusion)
     # as many fused keys as each axis fetched: the pipeline never returns more (its top_k is at

@@ -368,9 +368,9 @@ def search_scope(
         terms = [*question.terms, *(t for q in expanded[1:] for t in Question.of(q).terms)]
         w = TermWeights(scope, name, list(dict.fromkeys(terms)))
         weights[name] = w.weight
-        handle = scope.client.collection(name)
-        embedders[name] = handle.state.embedder
-        fusions[name] = handle.config.fusion
+        embedders[name] = scope.client.collection(name).state.embedder
+        if config is not None:  # the config read above; without it the default's calibration
+            fusions[name] = config.fusion
         synonyms = {sp.term: sp.others for sp in result.plan.stage.synonyms}
         found.extend(
             collection_candidates(scope, name, question, hits, w, expanded, synonyms, config=config)
