@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 import tansaku
+from tansaku.backends.locks import WriterLock
 from tansaku.cli.main import app
 from tansaku.config import Axis, AxisMode, CollectionConfig
 from tansaku.records import Record
@@ -84,6 +85,18 @@ def test_doctor_finds_and_repairs_tampered_statistics(home) -> None:
     with tansaku.connect(home, embedder=HashEmbedder(32), create=False) as ts:
         st = ts.collection("reports").state.stats("shinjuku", "body")
         assert st.count == 3
+
+
+def test_doctor_leaves_the_generation_an_ingest_is_writing(home) -> None:
+    """`tansaku doctor` while an ingest runs: the writer's new generation is its work in
+    progress, not a leftover (once the writer is gone, the same folder is one)."""
+    col = home / "collections" / "reports"
+    (col / "gens" / "g000099").mkdir()
+    with WriterLock(col / "write.lock", "コレクション「reports」"):
+        during = runner.invoke(app, ["doctor", "--home", str(home)])
+    assert during.exit_code == 0 and "問題は見つかりませんでした" in during.output
+    after = runner.invoke(app, ["doctor", "--home", str(home)])
+    assert after.exit_code == 1 and "使われていない世代: g000099" in after.output
 
 
 def test_doctor_leaves_a_generation_a_reader_still_holds(home) -> None:

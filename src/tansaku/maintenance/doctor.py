@@ -70,13 +70,26 @@ def _units_mismatch(col: Collection) -> bool:
     return units.unit_counts(from_shard=False) != units.unit_counts(from_shard=True)
 
 
-def _leftovers(gens_dir: Path, names: list[str], current: str) -> list[str]:
+def _writing(col_dir: Path) -> bool:
+    """Whether a writer holds the collection's write lock now (an ingest in progress)."""
+    lock = col_dir / g.WRITE_LOCK
+    if not lock.exists():
+        return False
+    fd = try_exclusive(lock)
+    if fd is None:
+        return True
+    os.close(fd)
+    return False
+
+
+def _leftovers(gens_dir: Path, names: list[str], current: str, writing: bool) -> list[str]:
     """Generations neither current nor still read by a process (a reader's shared lock on
     ``.readers``: the rule the writer's clean-up follows) — a server holding the previous
-    generation while an ingest commits is not something to repair."""
+    generation while an ingest commits is not something to repair — nor, while a writer holds
+    the write lock (``writing``), newer than the current one: the ingest's own work."""
     out = []
     for name in names:
-        if name == current:
+        if name == current or (writing and name > current):
             continue
         readers = gens_dir / name / g.READERS
         fd = try_exclusive(readers) if readers.exists() else -1
@@ -124,7 +137,7 @@ def _check_one(ts: Tansaku, name: str, fix: bool) -> list[Finding]:
     names = (
         sorted(p.name for p in (col_dir / g.GENS).iterdir()) if (col_dir / g.GENS).is_dir() else []
     )
-    leftovers = _leftovers(col_dir / g.GENS, names, current)
+    leftovers = _leftovers(col_dir / g.GENS, names, current, _writing(col_dir))
     for message in bm25:
         found.append(Finding(name, "bm25", message))
     if units:
