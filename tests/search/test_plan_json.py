@@ -72,7 +72,7 @@ def _reports(home: Path) -> Iterator[tuple[str, SearchResult]]:
     with tansaku.connect(home / "r", embedder=HashEmbedder(48)) as ts:
         # a budget no loaded machine runs out of: a timed-out variant would change the plan
         cfg = load_config(CONFIGS / "reports.toml", name="reports")
-        cfg = replace(cfg, query=replace(cfg.query, budget_ms=600_000))
+        cfg = replace(cfg, fusion=PINNED, query=replace(cfg.query, budget_ms=600_000))
         ts.ingest([src], collection="reports", config=cfg)
         yield "yesterday_vague", ts.search("昨日の問題", collection="reports", now=NOW)
         yield (
