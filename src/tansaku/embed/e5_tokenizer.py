@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from array import array
 
+import numpy as np
+
 from tansaku.embed.e5_weights import Vocabulary
 
 META = "\u2581"
@@ -33,9 +35,13 @@ class E5Tokenizer:
         self.bos, self.eos, self.pad, self.unk = vocab.bos, vocab.eos, vocab.pad, vocab.unk
         self.window = max_positions - 2
         self._table = {cp: out for cp, out in vocab.normalization.items()}
-        self._pieces: dict[str, tuple[int, float]] = {}
+        # piece → id; its score is read from the float32 array (a tuple per piece held ~30 MB
+        # more of 250,000 pieces)
+        self._pieces: dict[str, int] = {}
+        self._scores = array("f")
+        self._scores.frombytes(np.ascontiguousarray(vocab.scores, dtype=np.float32).tobytes())
+        scores = self._scores
         longest = 1
-        scores = [float(s) for s in vocab.scores]
         for idx, raw in enumerate(vocab.pieces):
             if idx == vocab.unk or not raw:
                 continue
@@ -44,7 +50,7 @@ class E5Tokenizer:
             except UnicodeDecodeError:  # never matches valid text
                 continue
             if piece not in self._pieces:  # the first of two equal pieces wins
-                self._pieces[piece] = (idx, scores[idx])
+                self._pieces[piece] = idx
                 longest = max(longest, len(piece))
         self._longest = longest
         f32 = array("f", [min(scores) - 10.0])
@@ -66,7 +72,7 @@ class E5Tokenizer:
         piece_at = [0] * (n + 1)
         start_at = [0] * (n + 1)
         cand = array("f", [0.0])
-        pieces = self._pieces
+        pieces, scores = self._pieces, self._scores
         longest = self._longest
         unk, unk_score = self.unk, self._unk_score
         for i in range(n):
@@ -76,10 +82,10 @@ class E5Tokenizer:
             for e in range(i + 1, min(n, i + longest) + 1):
                 hit = pieces.get(s[i:e])
                 if hit is not None:
-                    cand[0] = here + hit[1]
+                    cand[0] = here + scores[hit]
                     if cand[0] > best[e]:
                         best[e] = cand[0]
-                        piece_at[e] = hit[0]
+                        piece_at[e] = hit
                         start_at[e] = i
             cand[0] = here + unk_score
             if cand[0] > best[i + 1]:
