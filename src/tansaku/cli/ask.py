@@ -26,7 +26,9 @@ from tansaku.cli.common import (
     emit_json,
     err,
     fail,
+    grouped_options,
     library_errors,
+    option_group,
     out,
     parse_now,
 )
@@ -195,27 +197,30 @@ def session(home: Path | None) -> Iterator[tuple[Any, Any]]:
 class Asking:
     """What ``ask`` and ``chat`` pass the agent with every question: the team, the collections
     in scope, the clock (``--now``), whether to answer offline (``--no-llm``) and whether to
-    print its events as they happen (``--show-thoughts``)."""
+    print its events as they happen (``--show-thoughts``); and the conversation to continue
+    (``--conversation``)."""
 
     team: str
     collections: list[str] | dict[str, str] | None
     now: datetime | None
     offline: bool
     show_thoughts: bool
+    conversation: str | None = None
 
     @classmethod
     def from_options(
         cls,
-        *,
-        team: str,
-        collection: list[str] | None,
-        now: str | None,
-        no_llm: bool,
-        show_thoughts: bool,
+        collection: CollectionOpt = None,
+        conversation: ConversationOpt = None,
+        no_llm: NoLlmOpt = False,
+        show_thoughts: ThoughtsOpt = False,
+        now: NowOpt = None,
+        team: TeamOpt = DEFAULT_TEAM,
     ) -> Asking:
-        """The options checked (a bad one ends the command before anything is opened)."""
+        """The options ``ask`` and ``chat`` share, checked (a bad one ends the command before
+        anything is opened)."""
         clock = parse_now(now)
-        return cls(team, collections_of(collection), clock, no_llm, show_thoughts)
+        return cls(team, collections_of(collection), clock, no_llm, show_thoughts, conversation)
 
     def answer(self, ts: Any, tables: Any, question: str, conversation_id: str | None) -> Answer:
         """The agent's answer to ``question`` (in conversation ``conversation_id``, or a new
@@ -235,14 +240,14 @@ class Asking:
         )
 
 
+ASKING_OPTIONS = option_group(Asking.from_options)
+"""The options of :class:`Asking` as a parameter of ``ask`` and ``chat``."""
+
+
+@grouped_options
 def ask(
     question: Annotated[str, typer.Argument(help="質問(日本語)")],
-    collection: CollectionOpt = None,
-    conversation: ConversationOpt = None,
-    no_llm: NoLlmOpt = False,
-    show_thoughts: ThoughtsOpt = False,
-    now: NowOpt = None,
-    team: TeamOpt = DEFAULT_TEAM,
+    asking: Asking = ASKING_OPTIONS,
     as_json: JsonOpt = False,
     home: HomeOpt = None,
 ) -> None:
@@ -251,11 +256,8 @@ def ask(
 
     with library_errors():
         check_question(question)
-    asking = Asking.from_options(
-        team=team, collection=collection, now=now, no_llm=no_llm, show_thoughts=show_thoughts
-    )
     with library_errors(), session(home) as (ts, tables):
-        answer = asking.answer(ts, tables, question, conversation)
+        answer = asking.answer(ts, tables, question, asking.conversation)
     if as_json:
         emit_json(answer.to_dict())
         return

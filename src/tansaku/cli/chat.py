@@ -11,18 +11,9 @@ import sys
 import typer
 
 from tansaku.cli import render
-from tansaku.cli.ask import (
-    Asking,
-    CollectionOpt,
-    ConversationOpt,
-    NoLlmOpt,
-    ThoughtsOpt,
-    print_answer,
-    session,
-)
-from tansaku.cli.common import HomeOpt, NowOpt, TeamOpt, err, library_error
+from tansaku.cli.ask import ASKING_OPTIONS, Asking, print_answer, session
+from tansaku.cli.common import HomeOpt, err, grouped_options, library_error
 from tansaku.errors import TansakuError
-from tansaku.workspace import DEFAULT_TEAM
 
 PROMPT = "質問> "
 QUIT = ("/quit", "/exit", "/q")
@@ -41,27 +32,17 @@ def _read(interactive: bool) -> str | None:
     return line.rstrip("\n") if line else None
 
 
-def chat(
-    collection: CollectionOpt = None,
-    conversation: ConversationOpt = None,
-    no_llm: NoLlmOpt = False,
-    show_thoughts: ThoughtsOpt = False,
-    now: NowOpt = None,
-    team: TeamOpt = DEFAULT_TEAM,
-    home: HomeOpt = None,
-) -> None:
+@grouped_options
+def chat(asking: Asking = ASKING_OPTIONS, home: HomeOpt = None) -> None:
     """対話しながら質問する(会話の流れを覚えて答える)。"""
     from tansaku.agent import conversations
 
-    asking = Asking.from_options(
-        team=team, collection=collection, now=now, no_llm=no_llm, show_thoughts=show_thoughts
-    )
     interactive = sys.stdin.isatty()
-    cid = conversation
+    cid = asking.conversation
     try:
         with session(home) as (ts, tables):
             if cid is not None:
-                conversations(ts).history(cid, team, 1)  # another team's: not found
+                conversations(ts).history(cid, asking.team, 1)  # another team's: not found
             err.print(f"[bold]探索 チャット[/] — {HELP}", highlight=False)
             while True:
                 line = _read(interactive)

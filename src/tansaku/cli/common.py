@@ -7,13 +7,15 @@ JSON object (``emit_json``), with the characters a terminal would interpret made
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar, cast
 
 import typer
 from rich.console import Console
@@ -49,6 +51,49 @@ HomeOpt = Annotated[
     Path | None,
     typer.Option("--home", help="ワークスペースのフォルダ(既定: $TANSAKU_HOME または ./.tansaku)"),
 ]
+
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class _OptionGroup:
+    build: Callable[..., Any]
+
+
+def option_group(build: Callable[..., T]) -> T:
+    """The default of a command parameter that stands for several options: ``build``'s
+    parameters (Typer-annotated, with defaults). A command decorated with
+    :func:`grouped_options` shows them in that parameter's place and receives what ``build``
+    makes of them, so options that travel together are declared and checked in one place."""
+    return cast(T, _OptionGroup(build))
+
+
+def grouped_options(command: Callable[..., R]) -> Callable[..., R]:
+    """``command`` with each :func:`option_group` parameter replaced by its options (the same
+    order, names and help as ``build`` declares; built before the command runs)."""
+    signature = inspect.signature(command, eval_str=True)
+    groups: dict[str, tuple[Callable[..., Any], list[str]]] = {}
+    params: list[inspect.Parameter] = []
+    for param in signature.parameters.values():
+        if not isinstance(param.default, _OptionGroup):
+            params.append(param)
+            continue
+        build = param.default.build
+        options = inspect.signature(build, eval_str=True).parameters.values()
+        groups[param.name] = (build, [o.name for o in options])
+        params.extend(o.replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD) for o in options)
+
+    def run(**values: Any) -> R:
+        for name, (build, options) in groups.items():
+            values[name] = build(**{option: values.pop(option) for option in options})
+        return command(**values)
+
+    run.__name__, run.__qualname__ = command.__name__, command.__qualname__
+    run.__doc__, run.__module__ = command.__doc__, command.__module__
+    run.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    return run
 
 
 def fail(message: str, code: int = EXIT_ERROR) -> typer.Exit:
