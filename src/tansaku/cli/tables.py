@@ -29,7 +29,9 @@ from tansaku.cli.common import (
     JsonOpt,
     emit_json,
     fail,
+    grouped_options,
     library_errors,
+    option_group,
 )
 from tansaku.cli.stats_render import (
     cell,
@@ -175,10 +177,14 @@ def run_sql(
 # --- stats ---------------------------------------------------------------------------------------
 
 
-def _scope(store: str | None, all_stores: bool) -> StoreScope:
+def _scope(store: StoreOpt = None, all_stores: AllStoresOpt = False) -> StoreScope:
+    """The stores a statistic covers: ``--store`` or ``--all-stores`` (the default)."""
     if store and all_stores:
         raise fail("--store と --all-stores は同時に指定できません", EXIT_REJECTED)
     return StoreScope.only(store) if store else StoreScope.all_stores()
+
+
+SCOPE_OPTIONS = option_group(_scope)
 
 
 @dataclass(frozen=True)
@@ -263,12 +269,10 @@ def _period_command(fetch: Any, render: Any, doc: str) -> Any:
         days: DaysOpt = 30,
         period: PeriodOpt = None,
         now: NowOpt = None,
-        store: StoreOpt = None,
-        all_stores: AllStoresOpt = False,
+        scope: StoreScope = SCOPE_OPTIONS,
         json_out: JsonOpt = False,
         home: HomeOpt = None,
     ) -> None:
-        scope = _scope(store, all_stores)
         dates = _dates(date_from, date_to, period, now)
         _run_stats(
             home,
@@ -279,7 +283,7 @@ def _period_command(fetch: Any, render: Any, doc: str) -> Any:
         )
 
     command.__doc__ = doc
-    return command
+    return grouped_options(command)
 
 
 for _name, _fetch, _render, _doc in (
@@ -301,19 +305,18 @@ for _name, _fetch, _render, _doc in (
 
 
 @stats_app.command("compare")
+@grouped_options
 def stats_compare(
     metric: Annotated[str, typer.Argument(help="指標: sales / claim_count / cash_diff")],
     current_start: Annotated[str, typer.Option("--current-start", help="今期の開始日")],
     current_end: Annotated[str, typer.Option("--current-end", help="今期の終了日")],
     previous_start: Annotated[str, typer.Option("--previous-start", help="前期の開始日")],
     previous_end: Annotated[str, typer.Option("--previous-end", help="前期の終了日")],
-    store: StoreOpt = None,
-    all_stores: AllStoresOpt = False,
+    scope: StoreScope = SCOPE_OPTIONS,
     json_out: JsonOpt = False,
     home: HomeOpt = None,
 ) -> None:
     """2つの期間で指標を比較する(差・変化率・増加/減少/横ばい)。"""
-    scope = _scope(store, all_stores)
     _run_stats(
         home,
         json_out,
