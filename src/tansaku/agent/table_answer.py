@@ -58,17 +58,31 @@ def _count(call: Call, events: list[Event], tool: str, where: list[str]) -> int 
     return int(rows[0]["n"]) if rows else None
 
 
-def _keyword_condition(
-    call: Call, events: list[Event], tool: str, word: str
-) -> tuple[str, list[str]] | None:
-    """``(column LIKE …)`` over the columns of ``tool``'s table holding ``word``, or None."""
-    columns = []
-    for column in KEYWORD_COLUMNS[tool]:
-        if (_count(call, events, tool, [f"{column} LIKE '%{word}%'"]) or 0) > 0:
-            columns.append(column)
-    if not columns:
-        return None
-    return "(" + " OR ".join(f"{c} LIKE '%{word}%'" for c in columns) + ")", columns
+def _keyword_conditions(
+    call: Call, events: list[Event], tool: str, words: tuple[str, ...]
+) -> tuple[int, dict[str, tuple[str, list[str], int]]]:
+    """One SQL for every word: the table's row count and, for each word some text column of
+    ``tool``'s table holds, ``(column LIKE …)`` over those columns, the columns and the number
+    of rows matching it (a word no column holds is left out)."""
+    columns = KEYWORD_COLUMNS[tool]
+    parts = ["COUNT(*) AS n"]
+    for i, word in enumerate(words):
+        likes = [f"{c} LIKE '%{word}%'" for c in columns]
+        parts += [
+            f"SUM(CASE WHEN {like} THEN 1 ELSE 0 END) AS w{i}_{j}" for j, like in enumerate(likes)
+        ]
+        parts.append(f"SUM(CASE WHEN {' OR '.join(likes)} THEN 1 ELSE 0 END) AS w{i}")
+    rows = _run(call, events, tool, f"SELECT {', '.join(parts)} FROM {TABLE_OF[tool]}")[1]
+    if not rows:
+        return 0, {}
+    counts = rows[0]
+    found = {}
+    for i, word in enumerate(words):
+        held = [c for j, c in enumerate(columns) if (counts.get(f"w{i}_{j}") or 0) > 0]
+        if held:
+            cond = "(" + " OR ".join(f"{c} LIKE '%{word}%'" for c in held) + ")"
+            found[word] = (cond, held, int(counts.get(f"w{i}") or 0))
+    return int(counts.get("n") or 0), found
 
 
 def _line(tool: str, row: dict[str, Any], extra: tuple[str, ...]) -> tuple[str, str, str]:
@@ -112,11 +126,10 @@ def table_answer(
     dropped = []
     show = list(table.show)
     select = table.select
-    rows_in_table = _count(call, events, tool, []) or 0
+    rows_in_table, conditions = _keyword_conditions(call, events, tool, tuple(table.keywords))
     for word in table.keywords:
-        found = _keyword_condition(call, events, tool, word)
-        matching = _count(call, events, tool, [found[0]]) if found else 0
-        if found is None or (matching or 0) * 2 > rows_in_table:
+        found = conditions.get(word)
+        if found is None or found[2] * 2 > rows_in_table:
             dropped.append(word)
             continue
         where.append(found[0])
