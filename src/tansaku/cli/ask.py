@@ -244,18 +244,24 @@ ASKING_OPTIONS = option_group(Asking.from_options)
 """The options of :class:`Asking` as a parameter of ``ask`` and ``chat``."""
 
 
+def _checked(question: str) -> str:
+    """``question`` as given, once the agent accepts it (checked while the command line is
+    read, before the options are)."""
+    from tansaku.agent import check_question
+
+    with library_errors():
+        check_question(question)
+    return question
+
+
 @grouped_options
 def ask(
-    question: Annotated[str, typer.Argument(help="質問(日本語)")],
+    question: Annotated[str, typer.Argument(help="質問(日本語)", callback=_checked)],
     asking: Asking = ASKING_OPTIONS,
     as_json: JsonOpt = False,
     home: HomeOpt = None,
 ) -> None:
     """質問に出典つきで答える(言語モデルがあればエージェント、なければ記録からの抜き出し)。"""
-    from tansaku.agent import check_question
-
-    with library_errors():
-        check_question(question)
     with library_errors(), session(home) as (ts, tables):
         answer = asking.answer(ts, tables, question, asking.conversation)
     if as_json:
