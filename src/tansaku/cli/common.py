@@ -117,6 +117,16 @@ def library_errors(code: int | None = None) -> Iterator[None]:
         raise (library_error(exc) if code is None else fail(str(exc), code)) from None
 
 
+@contextmanager
+def failing(code: int, *kinds: type[Exception]) -> Iterator[None]:
+    """An exception of one of ``kinds`` raised inside ends the command with its message and
+    exit ``code`` (nested inside another, the errors a command gives a code of their own)."""
+    try:
+        yield
+    except kinds as exc:
+        raise fail(str(exc), code) from None
+
+
 def emit_json(obj: Any) -> None:
     """``obj`` as indented JSON on stdout (non-ASCII kept, terminal controls made visible)."""
     text = json.dumps(obj, ensure_ascii=False, indent=2, default=str)
@@ -193,10 +203,8 @@ def parse_now(value: str | None) -> datetime | None:
         return None
     from tansaku.text.dates import parse_now as parse
 
-    try:
+    with failing(EXIT_REJECTED, ValueError):
         return parse(value)
-    except ValueError as exc:
-        raise fail(str(exc), EXIT_REJECTED) from None
 
 
 def progress_bar() -> Progress:

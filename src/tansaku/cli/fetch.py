@@ -9,7 +9,15 @@ from typing import Annotated
 
 import typer
 
-from tansaku.cli.common import CollectionNameOpt, HomeOpt, JsonOpt, TeamOpt, err, fail
+from tansaku.cli.common import (
+    EXIT_ERROR,
+    CollectionNameOpt,
+    HomeOpt,
+    JsonOpt,
+    TeamOpt,
+    err,
+    failing,
+)
 from tansaku.workspace import DEFAULT_TEAM, Workspace
 
 
@@ -38,18 +46,14 @@ def fetch(
     from tansaku.workspace import validate_name
 
     ws = Workspace.from_env(home)
-    try:
+    with failing(EXIT_ERROR, Exception):  # a TansakuError: the name or tansaku.toml
         validate_name(collection)
         settings = workspace_settings(ws.home)
         inflated = workspace_limits(ws.home).max_inflated_bytes
-    except Exception as exc:  # a TansakuError: the name or tansaku.toml
-        raise fail(str(exc)) from None
     folder = new_folder(ws.home)
     try:
-        try:
+        with failing(EXIT_ERROR, FetchError):
             got = download(url, folder, settings, max_inflated=inflated)
-        except FetchError as exc:
-            raise fail(str(exc)) from None
         if not as_json:
             err.print(f"ダウンロードしました: {got.name}({got.size:,} バイト)")
         ingest(got.sources, collection, team=team, as_json=as_json, home=ws.home)

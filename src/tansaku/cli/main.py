@@ -19,12 +19,14 @@ from typer.core import TyperGroup
 
 from tansaku.cli import render
 from tansaku.cli.common import (
+    EXIT_REJECTED,
     CollectionNameOpt,
     HomeOpt,
     JsonOpt,
     TeamOpt,
     emit_json,
     fail,
+    failing,
     library_error,
     library_errors,
     out,
@@ -198,14 +200,12 @@ def search(
 
     if not query.strip():
         raise fail("検索クエリが空です", 2)
-    try:
+    with failing(EXIT_REJECTED, ValueError):
         flt = Filter(
             fields=tuple(field),
             date_from=_parse_date(date_from, "--from"),
             date_to=_parse_date(date_to, "--to"),
         )
-    except ValueError as exc:
-        raise fail(str(exc), 2) from None
     clock = parse_now(now)
     axis_queries = []
     for pair in axis_query:

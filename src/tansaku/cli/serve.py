@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from tansaku.cli.common import HomeOpt, err, fail
+from tansaku.cli.common import EXIT_ERROR, EXIT_REJECTED, HomeOpt, err, fail, failing
 from tansaku.errors import TansakuError
 
 
@@ -52,12 +52,8 @@ def serve(
 
     folder = Workspace.from_env(home).home
     created = not folder.exists()
-    try:
+    with failing(EXIT_ERROR, TansakuError), failing(EXIT_REJECTED, ServerNotSecured):
         app = create_app(home, settings=settings)
-    except ServerNotSecured as exc:
-        raise fail(str(exc), 2) from None
-    except TansakuError as exc:
-        raise fail(str(exc)) from None
     if created:  # a mistyped --home should not go unnoticed behind an empty server
         err.print(f"新しいワークスペースを作成しました: {folder}(コレクションはまだありません)")
     shown = f"[{host}]" if ":" in host else host

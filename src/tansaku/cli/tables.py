@@ -29,9 +29,11 @@ from tansaku.cli.common import (
     JsonOpt,
     emit_json,
     fail,
+    failing,
     grouped_options,
     library_errors,
     option_group,
+    parse_now,
 )
 from tansaku.cli.stats_render import (
     cell,
@@ -40,7 +42,6 @@ from tansaku.cli.stats_render import (
     render_compare,
     render_sales,
 )
-from tansaku.errors import TansakuError
 from tansaku.tables import (
     AnalyticsError,
     SqlFailed,
@@ -204,12 +205,9 @@ def _dates(
     once); --now alone sets the default end date. Relative periods are resolved by
     ``tansaku.text.dates``, the same rules as the dates in search queries."""
     from tansaku.tables.period import period_of
-    from tansaku.text.dates import now_tokyo, parse_now
+    from tansaku.text.dates import now_tokyo
 
-    try:
-        clock = parse_now(now) if now else None
-    except ValueError as e:
-        raise fail(str(e), EXIT_REJECTED) from None
+    clock = parse_now(now or None)
     if period is not None:
         if date_from or date_to:
             raise fail(
@@ -217,10 +215,8 @@ def _dates(
                 EXIT_REJECTED,
             )
         clock = clock or now_tokyo()
-        try:
+        with failing(EXIT_REJECTED, AnalyticsError):
             p = period_of(period, clock)
-        except AnalyticsError as e:
-            raise fail(str(e), EXIT_REJECTED) from None
         return _Dates(p.start.isoformat(), p.end.isoformat(), period.strip(), clock)
     if clock is not None and not date_to:
         return _Dates(date_from, clock.date().isoformat(), None, clock)
@@ -235,13 +231,8 @@ def _run_stats(
     dates: _Dates | None = None,
 ) -> None:
     db = _open(home)
-    with db:
-        try:
-            result = compute(db)
-        except AnalyticsError as e:
-            raise fail(str(e), EXIT_REJECTED) from None
-        except TansakuError as e:
-            raise fail(str(e), EXIT_ERROR) from None
+    with db, library_errors(EXIT_ERROR), failing(EXIT_REJECTED, AnalyticsError):
+        result = compute(db)
     data = result.to_dict()
     if dates is not None and dates.period is not None:
         data["period_expression"] = dates.period

@@ -27,6 +27,7 @@ from tansaku.cli.common import (
     emit_json,
     err,
     fail,
+    failing,
     library_errors,
 )
 from tansaku.errors import ConfigError, LoadError
@@ -55,10 +56,8 @@ def reload_tables(
 ) -> None:
     """テーブルのファイルを読み込み直す(実行中のサーバー・エージェントも次のクエリの前に読み込み直す)。"""
     ws, config = _registry(home)
-    try:
+    with failing(EXIT_REJECTED, ConfigError):
         targets = [config.table(name)] if name else list(config.tables)
-    except ConfigError as e:
-        raise fail(str(e), EXIT_REJECTED) from None
     results = []
     for table in targets:
         try:
@@ -87,10 +86,8 @@ def reload_tables(
 
 def _infer(file: Path, name: str | None) -> InferredTable:
     """The table ``file`` holds, inferred (a file that cannot be read: exit 2)."""
-    try:
+    with failing(EXIT_REJECTED, LoadError, ConfigError):
         return infer_table(file, name=name)
-    except (LoadError, ConfigError) as e:
-        raise fail(str(e), EXIT_REJECTED) from None
 
 
 def infer(
@@ -124,12 +121,8 @@ def add(
     spec = inferred.spec
     purpose = f"{spec.name} の表をSQLクエリで検索します。"
     tool_config = SqlToolConfig(name=tool, purpose=purpose, tables=(spec.name,)) if tool else None
-    try:
+    with failing(EXIT_ERROR, ConfigError), failing(EXIT_REJECTED, NameTaken, LoadError):
         added = add_table(ws.tables_file, spec, tool=tool_config)
-    except (NameTaken, LoadError) as e:
-        raise fail(str(e), EXIT_REJECTED) from None
-    except ConfigError as e:
-        raise fail(str(e), EXIT_ERROR) from None
     if json_out:
         emit_json(
             {
