@@ -67,7 +67,7 @@ class ClaimStatistics(PeriodResult):
                 "claim_count": self.claim_count,
                 "claim_rate": self.claim_rate,
             },
-            "daily_trend": [{"date": d.date, "count": d.count} for d in self.daily_trend],
+            "daily_trend": [vars(d) for d in self.daily_trend],
             "recent_claims": [vars(c) for c in self.recent_claims],
         }
 
@@ -144,15 +144,12 @@ class SalesTrend(PeriodResult):
                 "avg_sales": self.avg_sales,
                 "report_count": self.report_count,
             },
-            "daily_trend": [{"date": d.date, "sales": d.sales} for d in self.daily_trend],
+            "daily_trend": [vars(d) for d in self.daily_trend],
             "weekly_avg": [
                 {"week": w.label, "avg_sales": w.avg_sales, "report_count": w.report_count}
                 for w in self.weekly_avg
             ],
-            "by_store": [
-                {"store": b.store, "sales": b.sales, "report_count": b.report_count}
-                for b in self.by_store
-            ],
+            "by_store": [vars(b) for b in self.by_store],
         }
 
     @property
