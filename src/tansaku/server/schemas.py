@@ -137,7 +137,7 @@ class SearchBody(Body):
             min_score=self.min_score,
             group_by_doc=self.group_by_doc,
             candidates=self.candidates,
-            now=_aware(self.now),
+            now=now_of(self.now),
             expand=self.expand,
             synonyms=self.synonyms,
             dates=self.dates,
@@ -148,7 +148,7 @@ class SearchBody(Body):
         )
 
 
-def _aware(value: datetime | date | None) -> datetime | None:
+def now_of(value: datetime | date | None) -> datetime | None:
     """``now`` as an aware Tokyo datetime (a date is its midnight; naive means Tokyo)."""
     if value is None:
         return None
@@ -225,10 +225,6 @@ class FeedbackBody(Body):
     @property
     def the_reason(self) -> str | None:
         return self.reason or self.user_reason
-
-
-def now_of(value: datetime | date | None) -> datetime | None:
-    return _aware(value)
 
 
 class MergeBody(Body):
