@@ -19,6 +19,8 @@ from tansaku.store.protocols import Lengths
 STATE = "state.json"  # a generation's statistics file
 STATE_VERSION = ID_VERSION  # 2: 64-bit integer point ids (1: UUIDs, migrated on open)
 
+FieldLengths = Iterable[tuple[str, int]]  # the (field, BM25 length) of each record
+
 
 @dataclass
 class FieldStats:
@@ -45,12 +47,7 @@ class CollectionState:
     def stats(self, tenant: str, field_name: str) -> FieldStats:
         return self.bm25.setdefault(tenant, {}).setdefault(field_name, FieldStats())
 
-    def fix_averages(
-        self,
-        tenant: str,
-        removed: Iterable[tuple[str, int]],
-        added: Iterable[tuple[str, int]],
-    ) -> None:
+    def fix_averages(self, tenant: str, removed: FieldLengths, added: FieldLengths) -> None:
         """Fix the average length new BM25 vectors are encoded with (``avgdl_written``) for
         fields that have none yet, from the statistics as they will be once the (field,
         length) pairs ``removed`` are gone and ``added`` are written."""
@@ -63,12 +60,7 @@ class CollectionState:
             if not st.avgdl_written and after.count > 0:
                 st.avgdl_written = after.avgdl
 
-    def move(
-        self,
-        tenant: str,
-        removed: Iterable[tuple[str, int]],
-        added: Iterable[tuple[str, int]],
-    ) -> None:
+    def move(self, tenant: str, removed: FieldLengths, added: FieldLengths) -> None:
         """Move the length statistics by the (field, length) of records just removed and
         written (batch by batch: every commit's statistics describe the records it holds)."""
         _shift(lambda fld: self.stats(tenant, fld), removed, added)
@@ -123,11 +115,7 @@ class CollectionState:
         )
 
 
-def _shift(
-    stats: Callable[[str], FieldStats],
-    removed: Iterable[tuple[str, int]],
-    added: Iterable[tuple[str, int]],
-) -> None:
+def _shift(stats: Callable[[str], FieldStats], removed: FieldLengths, added: FieldLengths) -> None:
     """Take the (field, length) pairs ``removed`` out of each field's ``stats`` and put those
     ``added`` in."""
     for sign, pairs in ((-1, removed), (1, added)):
