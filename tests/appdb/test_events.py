@@ -8,6 +8,7 @@ import pytest
 from appdb_events import search_event
 
 from tansaku.appdb import NotFound
+from tansaku.appdb.rows import Page, Period
 from tansaku.config import AxisMode
 from tansaku.records import Record
 from tansaku.search.classify import Classification, QueryLabel
@@ -67,12 +68,12 @@ def test_counts_ranges_and_top_zero_hit_queries(db) -> None:
     ):
         db.events.record("cards", search_event(f"q{i}", q, zero_hit=zero), at=T0 + timedelta(i))
     assert db.events.count("cards") == (4, 3)
-    assert db.events.count("cards", start=T0 + timedelta(1), end=T0 + timedelta(3)) == (2, 1)
-    assert db.events.top_zero_hit("cards", start=T0, end=T0 + timedelta(10)) == [
+    assert db.events.count("cards", Period(T0 + timedelta(1), T0 + timedelta(3))) == (2, 1)
+    assert db.events.top_zero_hit("cards", Period(T0, T0 + timedelta(10))) == [
         ("ランダムダメージ", 2),
         ("顔に3点", 1),
     ]
-    newest = db.events.find("cards", limit=2)
+    newest = db.events.find("cards", page=Page(2))
     assert [e.query_id for e in newest] == ["q3", "q2"]
     assert [e.query_id for e in db.events.find("cards", zero_hit=True)] == ["q3", "q1", "q0"]
 

@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import update
 
 from tansaku.appdb import InvalidTransition, NotFound
+from tansaku.appdb.jobs import JobFilter
 from tansaku.appdb.models import Job, utcnow
 
 
@@ -45,7 +46,7 @@ def test_a_team_never_sees_or_moves_another_teams_job(db) -> None:
     with pytest.raises(NotFound):
         db.jobs.cancel("restaurant", job.id)
     assert db.jobs.find("restaurant") == []
-    assert [j.id for j in db.jobs.find("cards", status="queued")] == [job.id]
+    assert [j.id for j in db.jobs.find("cards", JobFilter(status="queued"))] == [job.id]
     assert db.jobs.get("cards", job.id).status == "queued"
 
 

@@ -6,6 +6,8 @@ from datetime import UTC, date, datetime, timedelta
 
 from appdb_events import search_event
 
+from tansaku.appdb.rows import Period
+
 T0 = datetime(2025, 8, 24, 16, 0, tzinfo=UTC)  # 2025-08-25 01:00 in Tokyo
 SEARCHES = [
     # query_id, query, label, zero_hit, hours after T0
@@ -75,7 +77,7 @@ def test_stats_never_count_another_team(db) -> None:
     _fill(db, "restaurant")
     a = db.feedback.feedback_stats("cards", T0, T0 + timedelta(days=2))
     assert (a.searches, a.feedback) == (4, 5)
-    assert db.feedback.count("cards", start=T0, end=T0 + timedelta(days=2)) == (5, 3)
+    assert db.feedback.count("cards", Period(T0, T0 + timedelta(days=2))) == (5, 3)
 
 
 def test_answers_are_no_searches_their_unanswered_rate_is_apart(db) -> None:
@@ -100,7 +102,7 @@ def test_answers_are_no_searches_their_unanswered_rate_is_apart(db) -> None:
     s = db.feedback.feedback_stats("cards", T0, T0 + timedelta(days=2))
     assert (s.searches, s.zero_hit, s.zero_hit_rate) == (4, 2, 0.5)  # as without the answers
     assert (s.questions, s.unanswered, s.unanswered_rate) == (3, 2, 0.6667)
-    assert db.events.count("cards", start=T0, end=T0 + timedelta(days=2)) == (4, 2)
+    assert db.events.count("cards", Period(T0, T0 + timedelta(days=2))) == (4, 2)
     assert "質問q2" not in dict(s.top_zero_hit_queries)
     by = {t.query_type: t for t in s.by_query_type}
     assert by["ask"].searches == 0 and by["ask"].zero_hit_rate is None

@@ -9,6 +9,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tansaku.appdb import NotFound
+from tansaku.appdb.rows import Page, Period
+from tansaku.appdb.unanswered import QuestionFilter
 
 T0 = datetime(2025, 8, 25, tzinfo=UTC)
 
@@ -23,20 +25,22 @@ def test_add_filter_page_and_resolve(db) -> None:
             tools=["get_sales_stats"],
             asked_at=T0 + timedelta(days=i),
         )
-    assert [q.question for q in db.unanswered.find("shinjuku", collection="manual")] == [
+    assert [q.question for q in db.unanswered.find("shinjuku", QuestionFilter("manual"))] == [
         "来月の売上は?2",
         "来月の売上は?0",
     ]
-    assert db.unanswered.count("shinjuku", start=T0 + timedelta(days=1)) == 2
-    page = db.unanswered.find("shinjuku", limit=1, offset=1)
+    assert (
+        db.unanswered.count("shinjuku", QuestionFilter(period=Period(T0 + timedelta(days=1)))) == 2
+    )
+    page = db.unanswered.find("shinjuku", page=Page(1, offset=1))
     assert [q.question for q in page] == ["来月の売上は?1"]
     q = page[0]
     done = db.unanswered.resolve("shinjuku", q.id, "マニュアル第3章に追記しました")
     assert done.resolved and done.resolution == "マニュアル第3章に追記しました"
     again = db.unanswered.resolve("shinjuku", q.id, "追記2")
     assert again.resolved_at == done.resolved_at and again.resolution == "追記2"
-    assert db.unanswered.count("shinjuku", resolved=False) == 2
-    assert [x.id for x in db.unanswered.find("shinjuku", resolved=True)] == [q.id]
+    assert db.unanswered.count("shinjuku", QuestionFilter(resolved=False)) == 2
+    assert [x.id for x in db.unanswered.find("shinjuku", QuestionFilter(resolved=True))] == [q.id]
     assert q.to_dict()["tools"] == ["get_sales_stats"]
 
 

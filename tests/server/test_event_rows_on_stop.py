@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from tansaku.appdb.db import open_appdb
+from tansaku.appdb.rows import Page
 
 pytestmark = pytest.mark.integration
 
@@ -85,7 +86,7 @@ def test_sigterm_writes_every_waiting_search_row(template_workspace, tmp_path):
     assert "Application shutdown complete" in out
     db = open_appdb(home)
     try:
-        stored = {e.query_id for e in db.events.find("alpha", limit=1000)}
+        stored = {e.query_id for e in db.events.find("alpha", page=Page(1000))}
     finally:
         db.close()
     assert stored == set(ids)

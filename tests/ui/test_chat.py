@@ -4,6 +4,8 @@ dashboard, an unanswerable question in the unanswered log."""
 
 from __future__ import annotations
 
+from tansaku.appdb.unanswered import QuestionFilter
+
 from .support import MANUAL_QUESTION
 
 
@@ -73,7 +75,7 @@ def test_unanswered_question_is_listed_resolved_and_exported(live, watched):
         "() => ![...document.querySelectorAll('#list td.question')]"
         ".some(td => td.textContent.includes('宇宙船'))"
     )
-    resolved = live.state.appdb.unanswered.find("default", resolved=True)
+    resolved = live.state.appdb.unanswered.find("default", QuestionFilter(resolved=True))
     assert any(i.resolution == "マニュアルの対象外と回答する" for i in resolved)
     watched.assert_clean(live.base_url)
 

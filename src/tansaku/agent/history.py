@@ -27,6 +27,7 @@ from sqlalchemy import select
 from tansaku.appdb.errors import NotFound
 from tansaku.appdb.handle import AppDBHandle
 from tansaku.appdb.models import Feedback, Message
+from tansaku.appdb.rows import Page
 
 if TYPE_CHECKING:
     from tansaku.agent.conversations import ConversationInfo, Role, Turn
@@ -200,7 +201,7 @@ class StoredConversations:
                 turns=c.message_count,
                 title=c.title,
             )
-            for c in self.db.conversations.find(team, limit=limit)
+            for c in self.db.conversations.find(team, Page(limit))
         ]
 
 

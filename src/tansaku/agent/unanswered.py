@@ -78,9 +78,11 @@ class UnansweredLog:
         offset: int = 0,
     ) -> builtins.list[Unanswered]:
         """The team's unanswered questions, newest first (a team sees only its own)."""
-        records = self.db.unanswered.find(
-            team, collection=collection, resolved=resolved, limit=limit, offset=offset
-        )
+        from tansaku.appdb.rows import Page
+        from tansaku.appdb.unanswered import QuestionFilter
+
+        where = QuestionFilter(collection=collection, resolved=resolved)
+        records = self.db.unanswered.find(team, where, Page(limit, offset))
         return [Unanswered.from_record(r) for r in records]
 
     def resolve(self, *, team: str, question_id: int, resolution: str = "") -> Unanswered:

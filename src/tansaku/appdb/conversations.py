@@ -11,7 +11,7 @@ from sqlalchemy import delete, func, select
 
 from tansaku.appdb.errors import InvalidInput
 from tansaku.appdb.models import Conversation, Message, utcnow
-from tansaku.appdb.rows import Repo, owned, record_dict, record_of
+from tansaku.appdb.rows import Page, Repo, owned, record_dict, record_of
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 ROLES = ("user", "assistant", "tool", "system")
 MAX_TITLE_CHARS = 200
+#: The conversations :meth:`ConversationRepo.find` lists unless asked for another page.
+RECENT = Page(50)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +117,7 @@ class ConversationRepo(Repo):
                 or 0
             ) > 0
 
-    def find(self, team: str, *, limit: int = 50, offset: int = 0) -> list[ConversationRecord]:
+    def find(self, team: str, page: Page = RECENT) -> list[ConversationRecord]:
         """The team's conversations, most recently active first, with message counts."""
         counts = (
             select(Message.conversation_id, func.count().label("n"))
@@ -128,11 +130,9 @@ class ConversationRepo(Repo):
             .outerjoin(counts, counts.c.conversation_id == Conversation.id)
             .where(Conversation.team == team)
             .order_by(Conversation.updated_at.desc(), Conversation.id)
-            .limit(limit)
-            .offset(offset)
         )
         with self.db.read() as s:
-            return [_conv(row, int(n)) for row, n in s.execute(stmt)]
+            return [_conv(row, int(n)) for row, n in s.execute(page.of(stmt))]
 
     def add_message(
         self,

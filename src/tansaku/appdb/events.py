@@ -17,14 +17,17 @@ from sqlalchemy import Integer, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from tansaku.appdb.models import SearchEvent, utcnow
-from tansaku.appdb.rows import Repo, in_range, owned, record_of
+from tansaku.appdb.rows import EVER, Page, Period, Repo, owned, record_of
 
 if TYPE_CHECKING:
+    from sqlalchemy import ColumnElement
     from sqlalchemy.orm import Session
 
     from tansaku.search.types import SearchResult
 
 TOP_N = 5
+#: The events :meth:`EventRepo.find` lists unless asked for another page.
+FIRST = Page(100)
 #: The query type of the server's answer events (``POST /api/ask``): answers, not searches — the
 #: zero-hit counts leave them out, the unanswered rate counts them.
 ANSWER_QUERY_TYPE = "ask"
@@ -186,58 +189,47 @@ class EventRepo(Repo):
             return _stored(stored_event(s, team, query_id))
 
     def find(
-        self,
-        team: str,
-        *,
-        start: datetime | None = None,
-        end: datetime | None = None,
-        zero_hit: bool | None = None,
-        limit: int = 100,
-        offset: int = 0,
+        self, team: str, period: Period = EVER, *, zero_hit: bool | None = None, page: Page = FIRST
     ) -> list[StoredEvent]:
-        """The team's events, newest first; ``start``/``end`` a half-open time range."""
+        """The team's events in ``period``, newest first."""
         stmt = select(SearchEvent).where(
-            SearchEvent.team == team, *in_range(SearchEvent.created_at, start, end)
+            SearchEvent.team == team, *period.of(SearchEvent.created_at)
         )
         if zero_hit is not None:
             stmt = stmt.where(SearchEvent.zero_hit.is_(zero_hit))
-        stmt = stmt.order_by(SearchEvent.id.desc()).limit(limit).offset(offset)
+        stmt = stmt.order_by(SearchEvent.id.desc())
         with self.db.read() as s:
-            return [_stored(r) for r in s.scalars(stmt)]
+            return [_stored(r) for r in s.scalars(page.of(stmt))]
 
-    def count(
-        self, team: str, *, start: datetime | None = None, end: datetime | None = None
-    ) -> tuple[int, int]:
-        """(searches, zero-hit searches) of the team in the half-open range; answer events
+    def count(self, team: str, period: Period = EVER) -> tuple[int, int]:
+        """(searches, zero-hit searches) of the team in ``period``; answer events
         (:data:`ANSWER_QUERY_TYPE`) are no searches."""
         stmt = select(
             func.count(), func.coalesce(func.sum(SearchEvent.zero_hit.cast(Integer)), 0)
-        ).where(
-            SearchEvent.team == team,
-            SearchEvent.query_type != ANSWER_QUERY_TYPE,
-            *in_range(SearchEvent.created_at, start, end),
-        )
+        ).where(*searches_in(team, period))
         with self.db.read() as s:
             total, zero = s.execute(stmt).one()
         return int(total), int(zero)
 
-    def top_zero_hit(
-        self, team: str, *, start: datetime, end: datetime, limit: int = 10
-    ) -> list[tuple[str, int]]:
-        """The most frequent zero-hit queries (normalised) of the team's searches in the range
+    def top_zero_hit(self, team: str, period: Period, *, limit: int = 10) -> list[tuple[str, int]]:
+        """The most frequent zero-hit queries (normalised) of the team's searches in ``period``
         (an unanswered question is no zero-hit search)."""
         key = func.coalesce(func.nullif(SearchEvent.normalized_query, ""), SearchEvent.query)
         stmt = (
             select(key, func.count())
-            .where(
-                SearchEvent.team == team,
-                SearchEvent.zero_hit.is_(True),
-                SearchEvent.query_type != ANSWER_QUERY_TYPE,
-                *in_range(SearchEvent.created_at, start, end),
-            )
+            .where(SearchEvent.zero_hit.is_(True), *searches_in(team, period))
             .group_by(key)
             .order_by(func.count().desc(), key)
             .limit(limit)
         )
         with self.db.read() as s:
             return [(str(q), int(n)) for q, n in s.execute(stmt)]
+
+
+def searches_in(team: str, period: Period) -> tuple[ColumnElement[bool], ...]:
+    """The conditions of the team's searches in ``period`` (its answer events left out)."""
+    return (
+        SearchEvent.team == team,
+        SearchEvent.query_type != ANSWER_QUERY_TYPE,
+        *period.of(SearchEvent.created_at),
+    )

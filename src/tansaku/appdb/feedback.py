@@ -26,7 +26,7 @@ from tansaku.appdb.errors import InvalidInput, RateLimited
 from tansaku.appdb.events import stored_event
 from tansaku.appdb.feedback_meta import rebuild_meta
 from tansaku.appdb.models import Feedback, utcnow
-from tansaku.appdb.rows import Repo, in_range, record_dict, record_of
+from tansaku.appdb.rows import ALL, EVER, Page, Period, Repo, record_dict, record_of
 from tansaku.appdb.sanitize import clean_reason
 
 if TYPE_CHECKING:
@@ -183,33 +183,22 @@ class FeedbackRepo(Repo):
             return _record(row)
 
     def find(
-        self,
-        team: str,
-        *,
-        start: datetime | None = None,
-        end: datetime | None = None,
-        rating: int | None = None,
-        limit: int | None = None,
-        offset: int = 0,
+        self, team: str, period: Period = EVER, *, rating: int | None = None, page: Page = ALL
     ) -> list[FeedbackRecord]:
-        """The team's feedback in the half-open range, oldest first."""
-        stmt = select(Feedback).where(
-            Feedback.team == team, *in_range(Feedback.created_at, start, end)
-        )
+        """The team's feedback in ``period``, oldest first."""
+        stmt = select(Feedback).where(Feedback.team == team, *period.of(Feedback.created_at))
         if rating is not None:
             stmt = stmt.where(Feedback.rating == check_rating(rating))
-        stmt = stmt.order_by(Feedback.created_at, Feedback.id).offset(offset)
-        if limit is not None:
-            stmt = stmt.limit(limit)
+        stmt = stmt.order_by(Feedback.created_at, Feedback.id)
         with self.db.read() as s:
-            return [_record(r) for r in s.scalars(stmt)]
+            return [_record(r) for r in s.scalars(page.of(stmt))]
 
-    def count(self, team: str, *, start: datetime, end: datetime) -> tuple[int, int]:
-        """(all, negative) feedback of the team in the half-open range."""
+    def count(self, team: str, period: Period) -> tuple[int, int]:
+        """(all, negative) feedback of the team in ``period``."""
         with self.db.read() as s:
             rows = s.execute(
                 select(Feedback.rating, func.count())
-                .where(Feedback.team == team, *in_range(Feedback.created_at, start, end))
+                .where(Feedback.team == team, *period.of(Feedback.created_at))
                 .group_by(Feedback.rating)
             ).all()
         by = {int(r): int(n) for r, n in rows}

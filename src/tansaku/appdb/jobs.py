@@ -21,9 +21,10 @@ from sqlalchemy import select
 
 from tansaku.appdb.errors import InvalidInput, InvalidTransition
 from tansaku.appdb.models import Job, utcnow
-from tansaku.appdb.rows import Repo, owned, record_of
+from tansaku.appdb.rows import Page, Repo, owned, record_of
 
 if TYPE_CHECKING:
+    from sqlalchemy import Select
     from sqlalchemy.orm import Session
 
 
@@ -92,6 +93,41 @@ def _record(row: Job) -> JobRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class JobFilter:
+    """Which of a team's jobs a listing shows: in one ``status``, of one ``kind``, on one
+    ``collection`` (``None``: any). A status that is none of :data:`STATUSES` is
+    :class:`InvalidInput`."""
+
+    status: str | None = None
+    kind: str | None = None
+    collection: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.status is not None and self.status not in STATUSES:
+            raise InvalidInput(
+                f"状態は {', '.join(STATUSES)} のいずれかです(指定値: {self.status})"
+            )
+
+    def of(self, stmt: Select[Any], team: str) -> Select[Any]:
+        """``stmt`` over the team's jobs that pass the filter."""
+        stmt = stmt.where(Job.team == team)
+        for column, value in (
+            (Job.status, self.status),
+            (Job.kind, self.kind),
+            (Job.collection, self.collection),
+        ):
+            if value is not None:
+                stmt = stmt.where(column == value)
+        return stmt
+
+
+#: Every job of the team.
+ANY_JOB = JobFilter()
+#: The jobs :meth:`JobRepo.find` lists unless asked for another page.
+RECENT = Page(50)
+
+
+@dataclass(frozen=True, slots=True)
 class Recovery:
     """What :meth:`JobRepo.recover` did: jobs failed as interrupted, jobs queued again."""
 
@@ -154,29 +190,11 @@ class JobRepo(Repo):
         with self.db.read() as s:
             return _record(self._row(s, team, job_id))
 
-    def find(
-        self,
-        team: str,
-        *,
-        status: str | None = None,
-        kind: str | None = None,
-        collection: str | None = None,
-        limit: int = 50,
-        offset: int = 0,
-    ) -> list[JobRecord]:
-        """The team's jobs, newest first."""
-        stmt = select(Job).where(Job.team == team)
-        if status is not None:
-            if status not in STATUSES:
-                raise InvalidInput(f"状態は {', '.join(STATUSES)} のいずれかです(指定値: {status})")
-            stmt = stmt.where(Job.status == status)
-        if kind is not None:
-            stmt = stmt.where(Job.kind == kind)
-        if collection is not None:
-            stmt = stmt.where(Job.collection == collection)
-        stmt = stmt.order_by(Job.created_at.desc(), Job.id).limit(limit).offset(offset)
+    def find(self, team: str, where: JobFilter = ANY_JOB, page: Page = RECENT) -> list[JobRecord]:
+        """The team's jobs ``where`` selects, newest first."""
+        stmt = where.of(select(Job), team).order_by(Job.created_at.desc(), Job.id)
         with self.db.read() as s:
-            return [_record(r) for r in s.scalars(stmt)]
+            return [_record(r) for r in s.scalars(page.of(stmt))]
 
     def start(self, team: str, job_id: str, *, worker: str | None = None) -> JobRecord:
         return self._move(team, job_id, "running", worker=worker or this_worker())

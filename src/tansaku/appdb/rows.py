@@ -2,11 +2,12 @@
 columns of the same names. JSON values are copied (a list as a tuple, a dict as a new dict), so
 a record never shares a mutable value with the session's row. And what every repository is:
 one kind of row of a team, reached through the database (``db.<name>``), with how it finds a
-team's row (:func:`owned`) and a half-open time range (:func:`in_range`)."""
+team's row (:func:`owned`), and what a listing asks for: a half-open time range
+(:class:`Period`) and a page of rows (:class:`Page`)."""
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
 R = TypeVar("R")
 M = TypeVar("M")
+S = TypeVar("S", bound="Select[*tuple[Any, ...]]")
 
 
 def record_of(cls: type[R], row: object, **values: Any) -> R:
@@ -81,14 +83,40 @@ def owned(s: Session, model: type[M], team: str, ident: object, what: str, key: 
     return found(s, select(model).filter_by(team=team, **{key: ident}), what, ident)
 
 
-def in_range(
-    column: InstrumentedAttribute[datetime], start: datetime | None, end: datetime | None
-) -> list[ColumnElement[bool]]:
-    """The conditions of the half-open range ``start <= column < end`` (a bound that is
-    ``None`` leaves that side open)."""
-    conditions = []
-    if start is not None:
-        conditions.append(column >= start)
-    if end is not None:
-        conditions.append(column < end)
-    return conditions
+@dataclass(frozen=True, slots=True)
+class Period:
+    """The half-open time range ``start <= t < end`` (a bound that is ``None`` leaves that side
+    open)."""
+
+    start: datetime | None = None
+    end: datetime | None = None
+
+    def of(self, column: InstrumentedAttribute[datetime]) -> list[ColumnElement[bool]]:
+        """The conditions that keep ``column`` in the range."""
+        conditions = []
+        if self.start is not None:
+            conditions.append(column >= self.start)
+        if self.end is not None:
+            conditions.append(column < self.end)
+        return conditions
+
+
+#: No bound on either side: every row.
+EVER = Period()
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """The rows of a listing after the first ``offset``, at most ``limit`` of them (``None``:
+    all)."""
+
+    limit: int | None = None
+    offset: int = 0
+
+    def of(self, stmt: S) -> S:
+        """``stmt`` limited to the page (after its ``order_by``)."""
+        return stmt.limit(self.limit).offset(self.offset)
+
+
+#: Every row of a listing.
+ALL = Page()

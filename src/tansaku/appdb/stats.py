@@ -26,7 +26,7 @@ from sqlalchemy import Integer, func, literal_column, select
 
 from tansaku.appdb.events import ANSWER_QUERY_TYPE
 from tansaku.appdb.models import Feedback, SearchEvent
-from tansaku.appdb.rows import in_range
+from tansaku.appdb.rows import Period
 
 if TYPE_CHECKING:
     from sqlalchemy.sql.elements import ColumnElement
@@ -151,7 +151,8 @@ def feedback_stats(
     db: AppDB, team: str, start: datetime, end: datetime, *, top_terms: int = 20
 ) -> FeedbackStats:
     """Statistics of ``team`` over ``[start, end)`` (aware datetimes)."""
-    in_range_ev = (SearchEvent.team == team, *in_range(SearchEvent.created_at, start, end))
+    period = Period(start, end)
+    in_range_ev = (SearchEvent.team == team, *period.of(SearchEvent.created_at))
     zero = func.coalesce(func.sum(SearchEvent.zero_hit.cast(Integer)), 0)
     ev_day = _day(db, SearchEvent.created_at)
     is_answer = SearchEvent.query_type == ANSWER_QUERY_TYPE
@@ -169,10 +170,10 @@ def feedback_stats(
         ).all()
         fb_rows = s.execute(
             select(Feedback.rating, Feedback.meta, fb_day).where(
-                Feedback.team == team, *in_range(Feedback.created_at, start, end)
+                Feedback.team == team, *period.of(Feedback.created_at)
             )
         ).all()
-    top_zero = db.events.top_zero_hit(team, start=start, end=end)
+    top_zero = db.events.top_zero_hit(team, period)
 
     per_type: dict[str, list[int]] = {}  # type -> [searches, zero, feedback, negative]
     questions = unanswered = 0

@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 
 from tansaku.appdb.legacy import LegacyFile, json_list, parse_time
 from tansaku.appdb.models import UnansweredQuestion, utcnow
-from tansaku.appdb.rows import Repo, in_range, owned, record_of
+from tansaku.appdb.rows import EVER, Page, Period, Repo, owned, record_of
 
 if TYPE_CHECKING:
     import sqlite3
@@ -65,6 +65,34 @@ def _record(row: UnansweredQuestion) -> UnansweredRecord:
     return record_of(UnansweredRecord, row)
 
 
+@dataclass(frozen=True, slots=True)
+class QuestionFilter:
+    """Which of a team's unanswered questions a listing shows: of one ``collection``, asked in
+    ``period``, resolved or not (``None``: any)."""
+
+    collection: str | None = None
+    period: Period = EVER
+    resolved: bool | None = None
+
+    def of(self, stmt: Select[Any], team: str) -> Select[Any]:
+        """``stmt`` over the team's questions that pass the filter."""
+        stmt = stmt.where(
+            UnansweredQuestion.team == team, *self.period.of(UnansweredQuestion.asked_at)
+        )
+        if self.collection is not None:
+            stmt = stmt.where(UnansweredQuestion.collection == self.collection)
+        if self.resolved is not None:
+            col = UnansweredQuestion.resolved_at
+            stmt = stmt.where(col.is_not(None) if self.resolved else col.is_(None))
+        return stmt
+
+
+#: Every question of the team.
+ANY_QUESTION = QuestionFilter()
+#: The questions :meth:`UnansweredRepo.find` lists unless asked for another page.
+FIRST = Page(100)
+
+
 class UnansweredRepo(Repo):
     """Unanswered questions of a team (``db.unanswered``)."""
 
@@ -91,62 +119,16 @@ class UnansweredRepo(Repo):
             s.flush()
             return _record(row)
 
-    def _filtered(
-        self,
-        stmt: Select[Any],
-        team: str,
-        collection: str | None,
-        start: datetime | None,
-        end: datetime | None,
-        resolved: bool | None,
-    ) -> Select[Any]:
-        stmt = stmt.where(
-            UnansweredQuestion.team == team, *in_range(UnansweredQuestion.asked_at, start, end)
-        )
-        if collection is not None:
-            stmt = stmt.where(UnansweredQuestion.collection == collection)
-        if resolved is not None:
-            col = UnansweredQuestion.resolved_at
-            stmt = stmt.where(col.is_not(None) if resolved else col.is_(None))
-        return stmt
-
     def find(
-        self,
-        team: str,
-        *,
-        collection: str | None = None,
-        start: datetime | None = None,
-        end: datetime | None = None,
-        resolved: bool | None = None,
-        limit: int | None = 100,
-        offset: int = 0,
+        self, team: str, where: QuestionFilter = ANY_QUESTION, page: Page = FIRST
     ) -> list[UnansweredRecord]:
-        """The team's questions, newest first (``start``/``end``: half-open on asked_at)."""
-        stmt = self._filtered(
-            select(UnansweredQuestion), team, collection, start, end, resolved
-        ).order_by(UnansweredQuestion.id.desc())
-        if limit is not None:
-            stmt = stmt.limit(limit)
+        """The team's questions ``where`` selects, newest first."""
+        stmt = where.of(select(UnansweredQuestion), team).order_by(UnansweredQuestion.id.desc())
         with self.db.read() as s:
-            return [_record(r) for r in s.scalars(stmt.offset(offset))]
+            return [_record(r) for r in s.scalars(page.of(stmt))]
 
-    def count(
-        self,
-        team: str,
-        *,
-        collection: str | None = None,
-        start: datetime | None = None,
-        end: datetime | None = None,
-        resolved: bool | None = None,
-    ) -> int:
-        stmt = self._filtered(
-            select(func.count()).select_from(UnansweredQuestion),
-            team,
-            collection,
-            start,
-            end,
-            resolved,
-        )
+    def count(self, team: str, where: QuestionFilter = ANY_QUESTION) -> int:
+        stmt = where.of(select(func.count()).select_from(UnansweredQuestion), team)
         with self.db.read() as s:
             return int(s.scalar(stmt) or 0)
 

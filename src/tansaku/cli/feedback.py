@@ -160,9 +160,11 @@ def export(
     """期間の評価を集計して書き出す(検索数・0件率・種別ごとの👎率・👎のクエリに多い語)。"""
     if as_csv and as_json:
         raise fail("--csv と --json はどちらか一方を指定してください", EXIT_REJECTED)
+    from tansaku.appdb.rows import Period
+
     start, end = period(date_from, date_to)
     with library_errors(), open_db(home, create=False) as db:
-        rows = db.feedback.find(team, start=start, end=end)
+        rows = db.feedback.find(team, Period(start, end))
         if as_csv:
             writer = csv.writer(sys.stdout, lineterminator="\n")
             writer.writerow(CSV_COLUMNS)
@@ -202,12 +204,11 @@ def judgements_command(
     import yaml
 
     from tansaku.appdb.judgements import judgement_file, judgements
+    from tansaku.appdb.rows import EVER, Period
 
-    start = end = None
-    if date_from or date_to:
-        start, end = period(date_from, date_to)
+    chosen = Period(*period(date_from, date_to)) if date_from or date_to else EVER
     with library_errors(), open_db(home, create=False) as db:
-        rows = db.feedback.find(team, start=start, end=end)
+        rows = db.feedback.find(team, chosen)
     items = judgements(rows, collection)
     names = sorted({j.collection for j in items})
     if not items:

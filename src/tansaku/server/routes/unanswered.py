@@ -4,12 +4,14 @@ a 404)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
+from tansaku.appdb.rows import Page, Period
+from tansaku.appdb.unanswered import QuestionFilter
 from tansaku.server.respond import json_response
 from tansaku.server.responses import WRITE, documented
 from tansaku.server.responses.feedback import UnansweredPage, UnansweredQuestion
@@ -28,15 +30,12 @@ class UnansweredFilter(BaseModel):
     date_to: Annotated[str | None, Field(alias="to", max_length=40)] = None
     resolved: bool | None = None
 
-    def keywords(self) -> dict[str, Any]:
-        """The filter keywords of the log's ``find`` and ``count``; ``from`` and ``to`` are days
+    def where(self) -> QuestionFilter:
+        """The filter of the log's ``find`` and ``count``; ``from`` and ``to`` are days
         (Asia/Tokyo, ``to`` inclusive) or datetimes."""
-        return {
-            "collection": self.collection,
-            "start": parse_bound(self.date_from, end=False),
-            "end": parse_bound(self.date_to, end=True),
-            "resolved": self.resolved,
-        }
+        start = parse_bound(self.date_from, end=False)
+        end = parse_bound(self.date_to, end=True)
+        return QuestionFilter(self.collection, Period(start, end), self.resolved)
 
 
 class UnansweredPageQuery(UnansweredFilter):
@@ -57,12 +56,12 @@ def listing(
     state: StateDep, team: TeamDep, query: Annotated[UnansweredPageQuery, Query()]
 ) -> Response:
     """新しい順。例: `/api/unanswered?collection=reports&from=2025-12-01&resolved=false`"""
-    filters = query.keywords()
+    where = query.where()
     repo = state.appdb.unanswered
-    items = repo.find(team, limit=query.limit, offset=query.offset, **filters)
+    items = repo.find(team, where, Page(query.limit, query.offset))
     return json_response(
         {
-            "total": repo.count(team, **filters),
+            "total": repo.count(team, where),
             "offset": query.offset,
             "limit": query.limit,
             "unanswered": [i.to_dict() for i in items],

@@ -13,12 +13,14 @@ import csv
 import io
 import re
 import secrets
+from dataclasses import replace
 from typing import Annotated, Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import RedirectResponse, Response
 
+from tansaku.appdb.rows import Page
 from tansaku.server.routes.unanswered import UnansweredFilter
 from tansaku.server.state import StateDep, TeamDep
 from tansaku.server.ui.overview import document_records, overview, record_view
@@ -258,15 +260,15 @@ def unanswered_csv(
 ) -> Response:
     """The unanswered questions of the filter as CSV (UTF-8 with BOM, for Excel); times in
     Asia/Tokyo with their offset (``2025-12-11T09:00:00+09:00``), as the page shows them."""
-    filters = query.keywords()
-    filters["collection"] = query.collection or None  # the page's form sends an empty field
+    # the page's form sends an empty collection field
+    where = replace(query.where(), collection=query.collection or None)
     buf = io.StringIO()
     writer = csv.writer(buf)
     writer.writerow(["id", "日時", "コレクション", "質問", "理由", "ツール", "解決済み", "対応"])
     repo = state.appdb.unanswered
     offset = 0
     while True:
-        items = repo.find(team, limit=200, offset=offset, **filters)
+        items = repo.find(team, where, Page(200, offset))
         for i in items:
             d = i.to_dict()
             writer.writerow(
