@@ -3,6 +3,12 @@ one-time copy of the old raw-SQLite history."""
 
 from __future__ import annotations
 
+import json
+import sqlite3
+import uuid
+from contextlib import closing
+from pathlib import Path
+
 import pytest
 
 from tansaku.agent.conversations import ConversationNotFound, Conversations
@@ -48,14 +54,54 @@ def test_a_team_never_reads_or_writes_another_teams_conversation(convs) -> None:
         convs.append(cid, "shinjuku", "system", "x")  # type: ignore[arg-type]
 
 
+# The raw-SQLite history of earlier versions, as they wrote it.
+LEGACY_SCHEMA = """
+CREATE TABLE conversations (id TEXT PRIMARY KEY, team TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE conversation_turns (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    conversation_id TEXT NOT NULL REFERENCES conversations(id),
+    created_at TEXT NOT NULL,
+    role TEXT NOT NULL,
+    text TEXT NOT NULL,
+    citations TEXT NOT NULL
+);
+"""
+
+
+def _legacy_history(path: Path, cite: Citation) -> tuple[str, str]:
+    """A legacy file with a shinjuku conversation of two turns and an empty shibuya one."""
+    cid, other = uuid.uuid4().hex, uuid.uuid4().hex
+    path.parent.mkdir(parents=True)
+    with closing(sqlite3.connect(path)) as con, con:
+        con.executescript(LEGACY_SCHEMA)
+        con.executemany(
+            "INSERT INTO conversations VALUES (?, ?, ?)",
+            [
+                (cid, "shinjuku", "2025-12-01T09:00:00+00:00"),
+                (other, "shibuya", "2025-12-02T10:00:00+00:00"),
+            ],
+        )
+        con.executemany(
+            "INSERT INTO conversation_turns (conversation_id, created_at, role, text, citations)"
+            " VALUES (?, ?, ?, ?, ?)",
+            [
+                (cid, "2025-12-01T09:00:00+00:00", "user", "先週の売上は?", "[]"),
+                (
+                    cid,
+                    "2025-12-01T09:00:05+00:00",
+                    "assistant",
+                    "120万円でした[1]。",
+                    json.dumps([cite.to_dict()], ensure_ascii=False),
+                ),
+            ],
+        )
+    return cid, other
+
+
 def test_the_old_history_is_copied_once_keeping_ids(tmp_path) -> None:
     home = tmp_path / "ws"
-    old = Conversations(home / "appdb.sqlite")  # the raw-SQLite class of earlier versions
-    cid = old.new("shinjuku")
     cite = Citation(doc_id="r9", collection="reports", title="日報")
-    old.append(cid, "shinjuku", "user", "先週の売上は?")
-    old.append(cid, "shinjuku", "assistant", "120万円でした[1]。", [cite])
-    other = old.new("shibuya")
+    cid, other = _legacy_history(home / "appdb.sqlite", cite)
     try:
         stored = StoredConversations(home / "appdb.sqlite")
         assert [t.text for t in stored.history(cid, "shinjuku")] == [
@@ -69,5 +115,7 @@ def test_the_old_history_is_copied_once_keeping_ids(tmp_path) -> None:
         assert len(again.history(cid, "shinjuku")) == 3  # not copied a second time
         (info,) = again.list("shinjuku")
         assert info.title == "先週の売上は?" and info.turns == 3
+        # the name of earlier versions is the same history
+        assert len(Conversations(home / "appdb.sqlite").history(cid, "shinjuku")) == 3
     finally:
         close_shared()

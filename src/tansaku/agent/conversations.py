@@ -1,9 +1,11 @@
-"""Conversations: the turns of each conversation id, stored in the workspace database and
-scoped to a team — a team never reads or writes another team's conversation.
+"""Conversations: the turns of each conversation id, scoped to a team — a team never reads or
+writes another team's conversation. Also here: what a follow-up means with no model
+(「その店舗の先週の売上は?」 after a question about 新宿店 → 「新宿店の先週の売上は?」).
 
-A SQLite file (``appdb.sqlite``) like the unanswered log; the application issue moves both
-behind SQLAlchemy. Also here: what a follow-up means with no model (「その店舗の先週の売上は?」
-after a question about 新宿店 → 「新宿店の先週の売上は?」).
+:class:`Conversations` keeps the name and signature of earlier versions, whose history was a raw
+SQLite file (``<home>/appdb.sqlite``): it is the history in appdb
+(:class:`~tansaku.agent.history.StoredConversations`) of the file's folder, and the conversations
+of an existing file are copied into it once, on first use, keeping their ids.
 
 >>> conversations = Conversations(home / "appdb.sqlite")
 >>> cid = conversations.new("default")
@@ -14,41 +16,18 @@ after a question about 新宿店 → 「新宿店の先週の売上は?」).
 from __future__ import annotations
 
 import builtins
-import json
 import re
-import sqlite3
-import uuid
-from collections.abc import Iterator, Sequence
-from contextlib import closing, contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Literal
 
 from tansaku.agent.events import Citation
+from tansaku.agent.history import StoredConversations
 from tansaku.errors import TansakuError
 from tansaku.text.dates import resolve_dates
 from tansaku.text.names import stores_in
 
 Role = Literal["user", "assistant"]
-_ID = re.compile(r"[0-9a-f]{32}")
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS conversations (
-    id TEXT PRIMARY KEY,
-    team TEXT NOT NULL,
-    created_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS conversation_turns (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    conversation_id TEXT NOT NULL REFERENCES conversations(id),
-    created_at TEXT NOT NULL,
-    role TEXT NOT NULL,
-    text TEXT NOT NULL,
-    citations TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS conversation_turns_by_id ON conversation_turns(conversation_id, id);
-CREATE INDEX IF NOT EXISTS conversations_by_team ON conversations(team, created_at);
-"""
 
 
 class ConversationNotFound(TansakuError):
@@ -91,109 +70,9 @@ class ConversationInfo:
         return dict(vars(self))
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-class Conversations:
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with closing(sqlite3.connect(self.path, timeout=30)) as con:
-            con.executescript(_SCHEMA)
-            with con:
-                yield con
-
-    def _owned(self, con: sqlite3.Connection, conversation_id: str, team: str) -> None:
-        row = None
-        if _ID.fullmatch(conversation_id or ""):
-            row = con.execute(
-                "SELECT 1 FROM conversations WHERE id = ? AND team = ?", (conversation_id, team)
-            ).fetchone()
-        if row is None:
-            raise ConversationNotFound(conversation_id)
-
-    def new(self, team: str) -> str:
-        """A new conversation of ``team``; its id (32 hex digits, unguessable)."""
-        conversation_id = uuid.uuid4().hex
-        with self._connect() as con:
-            con.execute(
-                "INSERT INTO conversations (id, team, created_at) VALUES (?, ?, ?)",
-                (conversation_id, team, _now()),
-            )
-        return conversation_id
-
-    def exists(self, conversation_id: str, team: str) -> bool:
-        try:
-            with self._connect() as con:
-                self._owned(con, conversation_id, team)
-        except ConversationNotFound:
-            return False
-        return True
-
-    def append(
-        self,
-        conversation_id: str,
-        team: str,
-        role: Role,
-        text: str,
-        citations: Sequence[Citation] = (),
-    ) -> None:
-        """Add a turn; raises :class:`ConversationNotFound` unless ``team`` owns it."""
-        if role not in ("user", "assistant"):
-            raise ValueError(f"role must be 'user' or 'assistant', got {role!r}")
-        cites = json.dumps([c.to_dict() for c in citations], ensure_ascii=False)
-        with self._connect() as con:
-            self._owned(con, conversation_id, team)
-            con.execute(
-                "INSERT INTO conversation_turns (conversation_id, created_at, role, text, "
-                "citations) VALUES (?, ?, ?, ?, ?)",
-                (conversation_id, _now(), role, text, cites),
-            )
-
-    def history(self, conversation_id: str, team: str, limit: int = 20) -> list[Turn]:
-        """The last ``limit`` turns, oldest first; raises :class:`ConversationNotFound` unless
-        ``team`` owns the conversation."""
-        with self._connect() as con:
-            self._owned(con, conversation_id, team)
-            rows = con.execute(
-                "SELECT role, text, citations, created_at FROM conversation_turns "
-                "WHERE conversation_id = ? ORDER BY id DESC LIMIT ?",
-                (conversation_id, max(0, limit)),
-            ).fetchall()
-        return [
-            Turn(
-                role=r[0],
-                text=r[1],
-                citations=tuple(Citation(**c) for c in json.loads(r[2])),
-                created_at=r[3],
-            )
-            for r in reversed(rows)
-        ]
-
-    def list(self, team: str) -> builtins.list[ConversationInfo]:
-        """The team's conversations, most recently used first."""
-        if not self.path.is_file():
-            return []
-        with self._connect() as con:
-            rows = con.execute(
-                "SELECT c.id, c.created_at, COALESCE(MAX(t.created_at), c.created_at), "
-                "COUNT(t.id), (SELECT text FROM conversation_turns f WHERE f.conversation_id = "
-                "c.id AND f.role = 'user' ORDER BY f.id LIMIT 1) "
-                "FROM conversations c LEFT JOIN conversation_turns t ON t.conversation_id = c.id "
-                "WHERE c.team = ? GROUP BY c.id ORDER BY MAX(COALESCE(t.id, 0)) DESC, "
-                "c.created_at DESC",
-                (team,),
-            ).fetchall()
-        return [
-            ConversationInfo(
-                id=r[0], created_at=r[1], updated_at=r[2], turns=r[3], title=r[4] or ""
-            )
-            for r in rows
-        ]
+class Conversations(StoredConversations):
+    """The conversation history of a workspace under the name of earlier versions:
+    ``Conversations(home / "appdb.sqlite")`` (see the module docstring)."""
 
 
 # --- follow-ups with no model -------------------------------------------------------------

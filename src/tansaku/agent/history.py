@@ -1,6 +1,6 @@
-"""The agent's conversation history stored in appdb, with the API of
-:class:`tansaku.agent.conversations.Conversations` (``new``, ``exists``, ``append``,
-``history``, ``list``) so callers do not change.
+"""The agent's conversation history stored in appdb (``new``, ``exists``, ``append``,
+``history``, ``list``); :class:`tansaku.agent.conversations.Conversations`, the name of earlier
+versions, is this class.
 
 ``StoredConversations(home / "appdb.sqlite")`` takes the legacy file path like the class it
 replaces: the workspace is the file's folder and the conversations of an existing file are
