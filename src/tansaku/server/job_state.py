@@ -81,14 +81,20 @@ class Job:
             self.saved_at = now
         return due
 
-    def saved(self) -> dict[str, Any]:
-        """What appdb keeps as the job's progress."""
+    def _progress(self, key: str) -> dict[str, Any]:
+        """The current stage, each stage's progress (under ``key``), the counts and the rate."""
         return {
             "stage": self.stage,
-            "stages": {k: dict(v) for k, v in self.progress.items()},
+            key: {k: dict(v) for k, v in self.progress.items()},
             "counts": dict(self.counts) if self.counts is not None else None,
             "rate": self.rate,
             "eta_s": self.eta_s,
+        }
+
+    def saved(self) -> dict[str, Any]:
+        """What appdb keeps as the job's progress."""
+        return {
+            **self._progress("stages"),
             "started_at": self.started_at,
             "result": self.result,
             "failures": list(self.failures),
@@ -106,11 +112,7 @@ class Job:
             "created_at": self.created_at,
             "started_at": self.started_at,
             "finished_at": self.finished_at,
-            "stage": self.stage,
-            "progress": {k: dict(v) for k, v in self.progress.items()},
-            "counts": dict(self.counts) if self.counts is not None else None,
-            "rate": self.rate,
-            "eta_s": self.eta_s,
+            **self._progress("progress"),
             "result": self.result,
             "failures": list(self.failures),
             "error": self.error,
