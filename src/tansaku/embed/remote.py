@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -31,44 +31,35 @@ TIMEOUT_CAUSE = "時間内に応答しませんでした"
 E5_PREFIXES = ("query: ", "passage: ")
 
 
+@dataclass(eq=False, repr=False)
 class EmbeddingError(TansakuError):
     """A remote embedder failed for good: bad settings, unreachable, refused, or an unusable
     answer. The message names the endpoint (never the key) and what to check."""
 
-    def __init__(
-        self,
-        endpoint: str,
-        cause: str,
-        *,
-        status: int | None = None,
-        timed_out: bool = False,
-        attempts: int = 1,
-    ) -> None:
-        self.endpoint = endpoint
-        self.cause = cause
-        self.status = status
-        self.timed_out = timed_out
-        self.attempts = attempts
-        tried = f"({attempts} 回試行)" if attempts > 1 else ""
-        super().__init__(f"埋め込みサーバー {endpoint}: {cause}{tried}")
+    endpoint: str
+    cause: str
+    _: KW_ONLY
+    status: int | None = None
+    timed_out: bool = False
+    attempts: int = 1
+
+    def __post_init__(self) -> None:
+        tried = f"({self.attempts} 回試行)" if self.attempts > 1 else ""
+        super().__init__(f"埋め込みサーバー {self.endpoint}: {self.cause}{tried}")
 
 
+@dataclass(eq=False, repr=False)
 class Retryable(Exception):
     """A failure worth another try: ``retry_after`` is the server's hint in seconds."""
 
-    def __init__(
-        self,
-        cause: str,
-        *,
-        status: int | None = None,
-        retry_after: float | None = None,
-        timed_out: bool = False,
-    ) -> None:
-        super().__init__(cause)
-        self.cause = cause
-        self.status = status
-        self.retry_after = retry_after
-        self.timed_out = timed_out
+    cause: str
+    _: KW_ONLY
+    status: int | None = None
+    retry_after: float | None = None
+    timed_out: bool = False
+
+    def __post_init__(self) -> None:
+        super().__init__(self.cause)
 
 
 _HINTS = {

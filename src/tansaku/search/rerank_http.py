@@ -18,7 +18,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
@@ -28,17 +28,19 @@ MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 TIMEOUT_CAUSE = "リランカーが時間内に応答しませんでした"
 
 
+@dataclass(eq=False, repr=False)
 class RerankError(TansakuError):
     """A reranker failed: bad settings, unreachable, timed out, refused, or an unusable answer."""
 
-    def __init__(
-        self, provider: str, cause: str, *, status: int | None = None, timed_out: bool = False
-    ) -> None:
-        self.provider = provider
-        self.cause = cause
-        self.status = status  # the HTTP status, when the server answered with an error
-        self.timed_out = timed_out
-        super().__init__(f"リランカー「{provider}」: {cause}")
+    provider: str
+    cause: str
+    _: KW_ONLY
+    status: int | None = None
+    """The HTTP status, when the server answered with an error."""
+    timed_out: bool = False
+
+    def __post_init__(self) -> None:
+        super().__init__(f"リランカー「{self.provider}」: {self.cause}")
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -36,25 +37,20 @@ log = logging.getLogger("tansaku.server")
 DATE_OUT_OF_RANGE = "date_out_of_range"
 
 
+@dataclass(eq=False, repr=False)
 class ApiError(Exception):
     """An error a route raises on purpose: HTTP status, a stable code, a Japanese message."""
 
-    def __init__(
-        self,
-        status: int,
-        code: str,
-        message: str,
-        *,
-        headers: dict[str, str] | None = None,
-        extra: dict[str, Any] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-        self.headers = headers
-        self.extra = extra
-        """More fields of the error object (e.g. the ``parameter`` and ``range`` of a date)."""
+    status: int
+    code: str
+    message: str
+    _: KW_ONLY
+    headers: dict[str, str] | None = None
+    extra: dict[str, Any] | None = None
+    """More fields of the error object (e.g. the ``parameter`` and ``range`` of a date)."""
+
+    def __post_init__(self) -> None:
+        super().__init__(self.message)
 
     def response(self, message: str | None = None) -> JSONResponse:
         """The error as the API answers it; ``message``: what the client is told instead (the
