@@ -126,15 +126,10 @@ Handler = Callable[[ChatTurn], Reply]
 
 
 @dataclass(frozen=True)
-class FakeRequest:
-    """One HTTP request the fake received, recorded before any check."""
+class FakeRequest(HTTPRequest):
+    """One HTTP request the fake received, recorded before any check (``headers`` lowercased;
+    ``body``: the parsed JSON, or ``None`` when it was not JSON)."""
 
-    method: str
-    path: str
-    query: Mapping[str, str]
-    headers: Mapping[str, str]
-    body: Any
-    """The parsed JSON body, or ``None`` when it was not JSON."""
     turn: ChatTurn | None = field(default=None, compare=False)
     """The chat request as understood (None when it was rejected)."""
 
@@ -223,7 +218,5 @@ class FakeChatServer(HTTPFake[FakeRequest]):
 
     def handle(self, request: HTTPRequest) -> Response:
         lowered = {k.lower(): v for k, v in request.headers.items()}
-        record = FakeRequest(
-            request.method, request.path, dict(request.query), lowered, request.body
-        )
+        record = FakeRequest(request.method, request.path, request.query, lowered, request.raw)
         return self._route(request.method, record, self._record(record))
