@@ -13,6 +13,7 @@ from tansaku.config import (
     CollectionConfig,
     FusionConfig,
     FusionMethod,
+    QueryConfig,
     config_from_dict,
 )
 from tansaku.errors import ConfigError
@@ -132,3 +133,23 @@ def test_the_setting_is_checked_and_kept(ts) -> None:
     cfg = config_from_dict({"name": "x", "fusion": {"dense_gate": 2.5}})
     assert config_from_dict(cfg.to_dict()).fusion.dense_gate == 2.5
     assert ts.collection("gated").config.fusion.dense_gate == 3.0
+
+
+def test_a_synonym_of_a_question_word_in_the_best_hit_covers_it(ts, tmp_path) -> None:
+    """送金 and 振込 are one word of the question: the best hit holding 振込 covers 送金, and
+    the expansion's added terms (振り込み) are not words the hit must also hold."""
+    words = tmp_path / "synonyms.yaml"
+    words.write_text("- [振込, 送金, 振り込み]\n", encoding="utf-8")
+    records = [Record(id=f"{d}:body", doc_id=d, field="body", text=t) for d, t in DOCS]
+    config = CollectionConfig(
+        name="syn",
+        fusion=FusionConfig(normalization="max", dense_gate=3.0),
+        query=QueryConfig(synonyms=(str(words),)),
+    )
+    ts.ingest_records(records, collection="syn", config=config)
+    result = ts.search("送金手数料", collection="syn")
+    assert result.plan.to_dict()["synonyms"]  # the expansion happened
+    assert result.hits[0].record.doc_id == "furikomi"
+    assert result.plan.stage.lexical_coverage == 1.0
+    unrelated = ts.search("送金の上限額", collection="syn")  # 上限, 額: in no record
+    assert 0.0 < unrelated.plan.stage.lexical_coverage < 1.0

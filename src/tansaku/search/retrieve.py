@@ -66,6 +66,7 @@ class AxisInput:
     vector: np.ndarray | None
     text: str
     weights: QueryWeights | None = None
+    term_groups: Sequence[tuple[str, ...]] = ()
 
 
 def retrieve(
@@ -82,6 +83,7 @@ def retrieve(
     by_doc: bool,
     overrides: Mapping[str, AxisInput] | None = None,
     weights: QueryWeights | None = None,
+    term_groups: Sequence[tuple[str, ...]] = (),
 ) -> Retrieval:
     """Run every axis (BM25 with ``terms``, dense with ``vector``, bigram with ``text``) and
     fuse their rankings; the best ``candidates`` fused keys come back as hits.
@@ -135,7 +137,9 @@ def retrieve(
     coverage = None
     dense = {a.name for a in axes if a.mode is AxisMode.DENSE}
     if fusion.method is FusionMethod.LINEAR and fusion.dense_gate > 0 and dense:
-        coverage = lexical_coverage(collection, tenant, axes, runs, terms, overrides, weights)
+        coverage = lexical_coverage(
+            collection, tenant, axes, runs, terms, overrides, weights, term_groups
+        )
         axis_weights = gated_weights(axis_weights, dense, fusion.dense_gate, coverage)
     score_runs: dict[str, Run] = {n: [(k, h.score) for k, h in run] for n, run in runs.items()}
     fused = _FUSERS[fusion.method](score_runs, axis_weights, fusion)
@@ -185,19 +189,22 @@ def lexical_coverage(
     terms: Sequence[str],
     overrides: Mapping[str, AxisInput] | None = None,
     weights: QueryWeights | None = None,
+    term_groups: Sequence[tuple[str, ...]] = (),
 ) -> float:
     """The share of the query's distinct content terms that the first BM25 axis's best hit
     contains (the term ids its record was indexed with): 1 when the words of the
     question stand in one record, low when lexical matching only found part of them. The
     question's phrasing (「〜したいのですが」「どこに行けば」: the terms ``weights`` weighs
-    down) does not count. Without a BM25 axis or content terms: 1 (no lexical evidence to
+    down) does not count. A synonym group the query matched (``term_groups``: its members'
+    terms, which the expansion added to ``terms``) is one word of the question, held when the
+    hit holds any member. Without a BM25 axis or content terms: 1 (no lexical evidence to
     doubt); a BM25 axis that found nothing: 0."""
     axis = next((a for a in axes if a.mode is AxisMode.BM25), None)
     if axis is None:
         return 1.0
     own = (overrides or {}).get(axis.name)
     if own:
-        terms, weights = own.terms, own.weights
+        terms, weights, term_groups = own.terms, own.weights, own.term_groups
     wanted = set(terms) - set(weights.terms if weights else ())
     if not wanted:
         return 1.0
@@ -205,7 +212,10 @@ def lexical_coverage(
     if not run:
         return 0.0
     have = collection.store.term_ids(tenant, run[0][1].record.id)
-    return sum(term_id(t) in have for t in wanted) / len(wanted)
+    words: list[tuple[str, ...]] = [g for g in term_groups if wanted & set(g)]
+    grouped = {t for g in words for t in g}
+    words += [(t,) for t in sorted(wanted - grouped)]
+    return sum(any(term_id(t) in have for t in w) for w in words) / len(words)
 
 
 def _search_units(

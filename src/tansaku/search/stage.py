@@ -97,6 +97,7 @@ def run_stage(
         ]
     syn_plan: dict[str, tuple[str, ...]] = {}  # the first position of a term, its last group
     prepared = []
+    groups: list[tuple[tuple[str, ...], ...]] = []  # each variant's matched synonym groups
     fw = qcfg.functional_weight if request.functional_weight is None else request.functional_weight
     for v in variants:
         exp = stage.synonyms.expand(v.text, analyzer) if stage.synonyms else None
@@ -104,9 +105,11 @@ def run_stage(
             syn_plan[match.term] = match.others
         terms = analyzer.terms(v.text) + list(exp.keyword_terms if exp else ())
         prepared.append((v, terms, exp.dense_query if exp and exp.dense_query else v.text))
+        groups.append(exp.term_groups if exp else ())
     weights = [query_weights(v.text, analyzer, fw) if fw < 1.0 else None for v, _, _ in prepared]
     own = dict(request.axis_queries)  # the original query's per-axis texts
     per_axis = []
+    own_groups: dict[str, tuple[tuple[str, ...], ...]] = {}
     for a in stage.axes:
         if a.name in own:
             text = own[a.name]
@@ -114,6 +117,7 @@ def run_stage(
             terms = analyzer.terms(text) + list(exp.keyword_terms if exp else ())
             dense = exp.dense_query if exp and exp.dense_query else text
             per_axis.append((a.name, terms, dense, text, a.mode is AxisMode.DENSE))
+            own_groups[a.name] = exp.term_groups if exp else ()
     own_weights = {
         name: query_weights(text, analyzer, fw) for name, _, _, text, _ in per_axis if fw < 1.0
     }
@@ -136,7 +140,11 @@ def run_stage(
     timings["embed"] += (t2 - t1) * 1000
     overrides = {
         name: AxisInput(
-            terms=terms, vector=axis_vectors.get(name), text=text, weights=own_weights.get(name)
+            terms=terms,
+            vector=axis_vectors.get(name),
+            text=text,
+            weights=own_weights.get(name),
+            term_groups=own_groups[name],
         )
         for name, terms, _, text, _ in per_axis
     }
@@ -156,6 +164,7 @@ def run_stage(
             by_doc=by_doc,
             overrides=overrides if i == 0 else None,
             weights=weights[i],
+            term_groups=groups[i],
         )
 
     results: dict[int, Retrieval] = {}

@@ -39,6 +39,7 @@ class SynonymExpansion:
     matches: tuple[SynonymMatch, ...] = ()
     keyword_terms: tuple[str, ...] = ()  # extra analyzer terms for the BM25 query
     dense_query: str = ""  # the query with representatives appended
+    term_groups: tuple[tuple[str, ...], ...] = ()  # each matched group's analyzer terms
 
     def to_plan(self) -> dict[str, list[str]]:
         return {m.term: list(m.others) for m in self.matches}
@@ -100,7 +101,8 @@ class Synonyms:
         norm_q = normalize(query)
         reps = [m.representative for m in matches if normalize(m.representative) not in norm_q]
         dense = f"{query} {' '.join(dict.fromkeys(reps))}".strip() if reps else query
-        return SynonymExpansion(tuple(matches), tuple(dict.fromkeys(extra)), dense)
+        groups = tuple(seen.group_terms[gi] for gi in matched_groups)
+        return SynonymExpansion(tuple(matches), tuple(dict.fromkeys(extra)), dense, groups)
 
 
 def _parse_groups(data: Any, source: str) -> list[tuple[str, ...]]:
