@@ -37,6 +37,33 @@ class Stage:
 
 
 @dataclass(frozen=True)
+class Expanded:
+    """A query text as the axes take it: its BM25 terms with the terms of the synonyms it
+    matched, the text the dense axes embed (the synonyms' representatives appended) and the
+    matched groups' terms (one word of the question each, for the lexical-coverage gate)."""
+
+    terms: list[str]
+    dense: str
+    groups: tuple[tuple[str, ...], ...] = ()
+
+
+def with_synonyms(
+    text: str,
+    synonyms: Synonyms,
+    analyzer: Analyzer,
+    plan: dict[str, tuple[str, ...]] | None = None,
+) -> Expanded:
+    """``text`` expanded by ``synonyms``; each match's other members recorded in ``plan``."""
+    exp = synonyms.expand(text, analyzer) if synonyms else None
+    if exp is None:
+        return Expanded(analyzer.terms(text), text)
+    if plan is not None:
+        plan.update((match.term, match.others) for match in exp.matches)
+    terms = analyzer.terms(text) + list(exp.keyword_terms)
+    return Expanded(terms, exp.dense_query or text, exp.term_groups)
+
+
+@dataclass(frozen=True)
 class Variant:
     display: str  # shown in the plan
     text: str  # searched (date expression removed: the date is a filter)
@@ -96,30 +123,17 @@ def run_stage(
             Variant(d, strip_date(d, date_range)) for d in expanded[1:]
         ]
     syn_plan: dict[str, tuple[str, ...]] = {}  # the first position of a term, its last group
-    prepared = []
-    groups: list[tuple[tuple[str, ...], ...]] = []  # each variant's matched synonym groups
     fw = qcfg.functional_weight if request.functional_weight is None else request.functional_weight
-    for v in variants:
-        exp = stage.synonyms.expand(v.text, analyzer) if stage.synonyms else None
-        for match in exp.matches if exp is not None else ():
-            syn_plan[match.term] = match.others
-        terms = analyzer.terms(v.text) + list(exp.keyword_terms if exp else ())
-        prepared.append((v, terms, exp.dense_query if exp and exp.dense_query else v.text))
-        groups.append(exp.term_groups if exp else ())
-    weights = [query_weights(v.text, analyzer, fw) if fw < 1.0 else None for v, _, _ in prepared]
+    prepared = [(v, with_synonyms(v.text, stage.synonyms, analyzer, syn_plan)) for v in variants]
+    weights = [query_weights(v.text, analyzer, fw) if fw < 1.0 else None for v, _ in prepared]
     own = dict(request.axis_queries)  # the original query's per-axis texts
-    per_axis = []
-    own_groups: dict[str, tuple[tuple[str, ...], ...]] = {}
-    for a in stage.axes:
-        if a.name in own:
-            text = own[a.name]
-            exp = stage.synonyms.expand(text, analyzer) if stage.synonyms else None
-            terms = analyzer.terms(text) + list(exp.keyword_terms if exp else ())
-            dense = exp.dense_query if exp and exp.dense_query else text
-            per_axis.append((a.name, terms, dense, text, a.mode is AxisMode.DENSE))
-            own_groups[a.name] = exp.term_groups if exp else ()
+    per_axis = [
+        (a.name, own[a.name], with_synonyms(own[a.name], stage.synonyms, analyzer), a.mode)
+        for a in stage.axes
+        if a.name in own
+    ]
     own_weights = {
-        name: query_weights(text, analyzer, fw) for name, _, _, text, _ in per_axis if fw < 1.0
+        name: query_weights(text, analyzer, fw) for name, text, _, _ in per_axis if fw < 1.0
     }
     t1 = time.perf_counter()
     timings["analyze"] += (t1 - t0) * 1000
@@ -130,8 +144,8 @@ def run_stage(
         if services.embedder is None:
             raise ValueError("dense axes need an embedder")
         guard.check_search(collection, services.embedder)  # before a request is spent on it
-        own_dense = [(name, d) for name, _, d, _, is_dense in per_axis if is_dense]
-        texts = [d for _, _, d in prepared] + [d for _, d in own_dense]
+        own_dense = [(name, e.dense) for name, _, e, mode in per_axis if mode is AxisMode.DENSE]
+        texts = [e.dense for _, e in prepared] + [d for _, d in own_dense]
         arr = list(services.embedder.embed_queries([normalize(d) or d for d in texts]))
         vectors = arr[: len(prepared)]
         own_vectors = arr[len(prepared) :]
@@ -140,21 +154,21 @@ def run_stage(
     timings["embed"] += (t2 - t1) * 1000
     overrides = {
         name: AxisInput(
-            terms=terms,
+            terms=e.terms,
             vector=axis_vectors.get(name),
             text=text,
             weights=own_weights.get(name),
-            term_groups=own_groups[name],
+            term_groups=e.groups,
         )
-        for name, terms, _, text, _ in per_axis
+        for name, text, e, _ in per_axis
     }
 
     def run(i: int) -> Retrieval:
-        variant, terms, _ = prepared[i]
+        variant, e = prepared[i]
         return retrieve(
             collection,
             tenant=request.tenant,
-            terms=terms,
+            terms=e.terms,
             vector=vectors[i],
             axes=stage.axes,
             text=variant.text,
@@ -164,7 +178,7 @@ def run_stage(
             by_doc=by_doc,
             overrides=overrides if i == 0 else None,
             weights=weights[i],
-            term_groups=groups[i],
+            term_groups=e.groups,
         )
 
     results: dict[int, Retrieval] = {}
@@ -207,7 +221,7 @@ def run_stage(
         expanded_queries=tuple(expanded),
         timed_out_queries=tuple(timed_out),
         synonyms=tuple(SynonymPlan(term, others) for term, others in syn_plan.items()),
-        query_terms=tuple(prepared[0][1]),
+        query_terms=tuple(prepared[0][1].terms),
         lexical_coverage=results[0].coverage,
         axes=tuple(
             AxisPlan(
