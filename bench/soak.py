@@ -38,6 +38,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 import httpx
@@ -198,14 +199,8 @@ def _window(samples: list[dict[str, Any]], start: float, end: float) -> list[dic
     return [s for s in samples if start <= s["t_s"] <= end] or [samples[-1]]
 
 
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-
-
 def _medians(samples: list[dict[str, Any]]) -> dict[str, float]:
-    return {k: _median([s[k] for s in samples]) for k in ("threads", "VmRSS", "RssAnon")}
+    return {k: median(s[k] for s in samples) for k in ("threads", "VmRSS", "RssAnon")}
 
 
 def summary(result: dict[str, Any]) -> dict[str, Any]:
@@ -220,16 +215,17 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
     minute2 = _window(samples, 60.0, 120.0)
     final = _window(samples, end - 60.0, end)
 
+    early_m, final_m = _medians(minute2), _medians(final)
+
     def growth(key: str) -> float:
-        a = _median([s[key] for s in minute2])
-        b = _median([s[key] for s in final])
+        a, b = early_m[key], final_m[key]
         return 100.0 * (b - a) / a if a else float("nan")
 
     return {
         "early": early,
         "last": last,
-        "minute2": _medians(minute2),
-        "final_minute": _medians(final),
+        "minute2": early_m,
+        "final_minute": final_m,
         "threads_growth_pct": growth("threads"),
         "rss_growth_pct": growth("VmRSS"),
         "threads_max": max(s["threads"] for s in samples),
