@@ -98,9 +98,38 @@ CLASSIFY_SCHEMA: dict[str, Any] = {
 }
 
 
-class LLMExpander:
+class _ModelOrRules:
+    """What the LLM expander and classifier share: ``model`` asked under a :class:`ModelGuard`
+    (a timeout, a pause after failures, ``cache_size`` answers cached), the rules answering
+    whenever it does not; ``last_source`` says which answered the last call (``"model"`` or
+    ``"rules(<why>)"``)."""
+
+    cache_size: int
+
+    def __init__(
+        self,
+        model: ChatModel,
+        role: str,
+        timeout: float,
+        failures_before_pause: int,
+        pause_s: float,
+    ) -> None:
+        self.role = role
+        self.last_source = ""
+        self._guard = ModelGuard(
+            model,
+            timeout=timeout,
+            failures_before_pause=failures_before_pause,
+            pause_s=pause_s,
+            cache_size=self.cache_size,
+        )
+
+
+class LLMExpander(_ModelOrRules):
     """Expands a query into concrete ones with ``model`` (the prompt of ``000_…txt``); the rule
     expander answers whenever the model does not."""
+
+    cache_size = 256
 
     def __init__(
         self,
@@ -120,16 +149,8 @@ class LLMExpander:
         self.fallback = fallback or RuleExpander()
         self.max_queries = max_queries
         self.clock = clock or now_tokyo
-        self.role = role
         self.context = dict(context or {})  # e.g. {"店舗": "新宿店", "ユーザー": "田中太郎"}
-        self.last_source = ""  # "model" or "rules(<why>)": what answered the last call
-        self._guard = ModelGuard(
-            model,
-            timeout=timeout,
-            failures_before_pause=failures_before_pause,
-            pause_s=pause_s,
-            cache_size=256,
-        )
+        super().__init__(model, role, timeout, failures_before_pause, pause_s)
 
     @property
     def name(self) -> str:
@@ -184,9 +205,11 @@ def _queries(value: Any, n: int) -> list[str]:
     return out[:n]
 
 
-class LLMClassifier:
+class LLMClassifier(_ModelOrRules):
     """Labels a query (clear / vague / manual / statistics / table / greeting) with ``model``;
     the rule classifier answers whenever the model does not."""
+
+    cache_size = 1024
 
     def __init__(
         self,
@@ -199,15 +222,7 @@ class LLMClassifier:
         pause_s: float = 60.0,
     ) -> None:
         self.fallback = fallback or RuleClassifier()
-        self.role = role
-        self.last_source = ""
-        self._guard = ModelGuard(
-            model,
-            timeout=timeout,
-            failures_before_pause=failures_before_pause,
-            pause_s=pause_s,
-            cache_size=1024,
-        )
+        super().__init__(model, role, timeout, failures_before_pause, pause_s)
 
     def classify(self, query: str) -> Classification:
         prompt = CLASSIFY_PROMPT.format(role=self.role, query=query)
