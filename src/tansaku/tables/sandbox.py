@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,19 +132,16 @@ class TableDatabase:
         Tables whose files changed are loaded again first.
         """
         self.refresh()
-        return self._run(sql, params, max_rows=max_rows, allowed=allowed)
+        with self._recovering() as backend:
+            return backend.execute(sql, list(params or []), max_rows, allowed)
 
-    def _run(
-        self,
-        sql: str,
-        params: list[Any] | None = None,
-        *,
-        max_rows: int | None = None,
-        allowed: Collection[str] | None = None,
-    ) -> RawResult:
+    @contextmanager
+    def _recovering(self) -> Iterator[Engine | WorkerClient]:
+        """The engine to query now; an inline engine that a failure may have left unfit
+        (``QueryFailed.degraded``) is rebuilt before the failure goes on."""
         backend = self._core.backend
         try:
-            return backend.execute(sql, list(params or []), max_rows, allowed)
+            yield backend
         except QueryFailed as e:
             if e.degraded and isinstance(backend, Engine):
                 self._rebuild(backend)
@@ -226,7 +224,9 @@ class TableDatabase:
     def _rows(self, table: str) -> int | None:
         """Rows of a table just loaded (None if counting them failed: it is loaded anyway)."""
         try:
-            return int(self._run(f"SELECT count(*) FROM {quote_ident(table)}").rows[0][0])
+            with self._recovering() as backend:
+                counted = backend.execute(f"SELECT count(*) FROM {quote_ident(table)}", [], None)
+            return int(counted.rows[0][0])
         except TansakuError:
             log.warning("could not count the rows of the reloaded table %s", table, exc_info=True)
             return None
