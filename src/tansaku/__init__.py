@@ -5,8 +5,9 @@ brings the store engine, numpy and the analyzer with it)."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tansaku.lazy import lazy_names
 
 if TYPE_CHECKING:
     from tansaku.client import CollectionInfo, Tansaku, connect
@@ -52,15 +53,4 @@ _LAZY = {
     "Filter": "tansaku.store.base",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tansaku' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())

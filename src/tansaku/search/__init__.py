@@ -5,8 +5,9 @@ engine's imports)."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tansaku.lazy import lazy_names
 
 if TYPE_CHECKING:
     from tansaku.search.classify import Classification, QueryLabel, RuleClassifier, classify
@@ -68,18 +69,7 @@ _LAZY = {
     "SearchResult": "tansaku.search.types",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tansaku.search' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
 
 
 __all__ = [
