@@ -37,6 +37,7 @@ from tansaku.transfer.format import (
     Member,
     ProgressFn,
     TransferError,
+    counted_lengths,
     point_line,
 )
 
@@ -207,13 +208,8 @@ def _state_of(
     """The statistics to export: the lengths counted from the records exported (so the
     file is consistent even if the collection's statistics were not), with the averages the
     stored vectors were encoded with; warns when the committed statistics differed."""
-    said = {
-        t: {f: (st.total_len, st.count) for f, st in fields.items() if st.count}
-        for t, fields in state.bm25.items()
-    }
-    said = {t: f for t, f in said.items() if f}
     warnings = []
-    if said != lengths:
+    if counted_lengths(state) != lengths:
         warnings.append(
             "コレクションの統計が記録と食い違っていたため、記録から数え直した統計を書き出しました"
             "(`tansaku doctor` で元のコレクションを確認してください)"

@@ -24,7 +24,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,6 +32,10 @@ from tansaku.errors import TansakuError
 from tansaku.records import Record
 from tansaku.store.base import StoredPoint
 from tansaku.store.sparse import SparseVec
+
+if TYPE_CHECKING:
+    from tansaku.collection.stats import CollectionState
+    from tansaku.store.protocols import Lengths
 
 FORMAT = "tansaku-collection"
 FORMAT_VERSION = 1
@@ -45,6 +49,17 @@ PART_BYTES = 32 * 1024 * 1024  # JSON bytes per part at most (before compression
 CACHE_NOTE = "埋め込みキャッシュは含まれません(取り込みに埋め込みは不要です)"
 BATCH = 256  # points per read and write batch
 ProgressFn = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+def counted_lengths(state: CollectionState) -> Lengths:
+    """(sum of BM25 lengths, records) per team and field of ``state``, only the fields that
+    have records and the teams that have such a field: what the records of an export hold
+    (:meth:`~tansaku.store.protocols.RecordReader.lengths` counts the same from the store)."""
+    out = {
+        t: {f: (st.total_len, st.count) for f, st in fields.items() if st.count}
+        for t, fields in state.bm25.items()
+    }
+    return {t: fields for t, fields in out.items() if fields}
 
 
 class TransferError(TansakuError):

@@ -28,7 +28,14 @@ from tansaku.collection.stats import STATE_VERSION, CollectionState, FieldStats
 from tansaku.config import AxisMode, CollectionConfig
 from tansaku.errors import TansakuError
 from tansaku.transfer.archive import Archive
-from tansaku.transfer.format import BATCH, FileReport, Manifest, ProgressFn, TransferError
+from tansaku.transfer.format import (
+    BATCH,
+    FileReport,
+    Manifest,
+    ProgressFn,
+    TransferError,
+    counted_lengths,
+)
 from tansaku.workspace import validate_name
 
 if TYPE_CHECKING:
@@ -102,17 +109,8 @@ def _has_dense(config: CollectionConfig) -> bool:
     return any(a.mode is AxisMode.DENSE for a in config.axes)
 
 
-def _counted(state: CollectionState) -> dict[str, dict[str, tuple[int, int]]]:
-    """(sum of lengths, records) per team and field of the fields that have records."""
-    out = {
-        t: {f: (st.total_len, st.count) for f, st in fields.items() if st.count}
-        for t, fields in state.bm25.items()
-    }
-    return {t: fields for t, fields in out.items() if fields}
-
-
 def _check_state(m: Manifest, state: CollectionState) -> None:
-    per_team = {t: sum(n for _, n in f.values()) for t, f in _counted(state).items()}
+    per_team = {t: sum(n for _, n in f.values()) for t, f in counted_lengths(state).items()}
     if per_team != {t: n for t, n in m.teams.items() if n}:
         raise TransferError(
             "state.json の統計と manifest.json の件数が一致しません"
@@ -190,7 +188,7 @@ def _write(
         unit_teams = set(m.teams) if col.needs_units else state.units & set(m.teams)
         units = _upsert(col, archive.batches(BATCH), unit_teams, m, progress)
         store = col.store
-        expected = _counted(state)
+        expected = counted_lengths(state)
         if store.lengths() != expected:
             raise TransferError(
                 "取り込んだ記録の BM25 統計がファイルの統計と一致しません"
