@@ -86,6 +86,15 @@ SETS: tuple[SetInfo, ...] = (
         domain="law",
     ),
     SetInfo(
+        name="nta-topic",
+        kind="faq-topic",
+        licence="PDL 1.0 (National Tax Agency 質疑応答事例, copy in Momonganz/dify_tax_mammoth:"
+        " the entries' topic headings against question + answer)",
+        build="python bench/datasets/nta_topic.py <git directory of Momonganz/dify_tax_mammoth>",
+        domain="law",
+        questions=False,
+    ),
+    SetInfo(
         name="niilc-kw",
         kind="keyword",
         licence="CC BY-SA 4.0 (NIILC-ECQA2015, mynlp/niilc-qa: the annotators' topic + attribute"
