@@ -18,7 +18,7 @@ from tansaku.config import Axis, AxisMode
 from tansaku.errors import TansakuError
 from tansaku.search.types import Hit
 from tansaku.store.base import Filter
-from tansaku.tools.search import _day, _dense_axes, _preview, _similarity
+from tansaku.tools.search import _collection, _day, _dense_axes, _preview, _similarity
 from tansaku.tools.spec import ToolError, ToolScope, ToolSpec, tool
 
 log = logging.getLogger(__name__)
@@ -157,15 +157,8 @@ def search_lab_notes(
         date_from=_day(date_from, "date_from"),
         date_to=_day(date_to, "date_to"),
     )
-    result = scope.client.search(
-        query,
-        collection=name,
-        team=scope.team,
-        top_k=max(1, min(top_k, 10)),
-        filter=flt,
-        now=scope.now,
-        axes=chosen,
-        axis_queries=own,
+    result = scope.search(
+        query, name, top_k=max(1, min(top_k, 10)), filter=flt, axes=chosen, axis_queries=own
     )
     results = []
     dense = frozenset(a.name for a in chosen if a.mode is AxisMode.DENSE)
@@ -220,9 +213,7 @@ def _axis_queries(
 
 
 def _role(scope: ToolScope, role: str, what: str) -> str:
-    name = scope.collections.get(role)
-    if not name:
-        raise ToolError(f"{what}のコレクションが設定されていません")
+    name = _collection(scope, role, what)
     if not scope.client.has_collection(name):
         raise ToolError(f"{what}のコレクション「{name}」はまだ作られていません")
     return name
@@ -286,14 +277,8 @@ def search_card_effects(
     if card_type:
         equals["type"] = card_type
     where = (f"cost<={max_cost}",) if max_cost is not None else ()
-    result = scope.client.search(
-        query,
-        collection=name,
-        team=scope.team,
-        top_k=max(1, min(top_k, 20)),
-        filter=Filter(equals=equals),
-        where=where,
-        now=scope.now,
+    result = scope.search(
+        query, name, top_k=max(1, min(top_k, 20)), filter=Filter(equals=equals), where=where
     )
     effects = card_effects(scope, name, [h.doc_id for h in result.hits])
     results = []

@@ -40,16 +40,10 @@ def _search(
     flt: Filter | None = None,
     expand: bool = False,
 ) -> SearchResult:
-    """A search of the scope's ``role`` collection as the scope's team (never the model's)."""
-    return scope.client.search(
-        query,
-        collection=_collection(scope, role, what),
-        team=scope.team,
-        top_k=max(1, min(top_k, most)),
-        filter=flt,
-        now=scope.now,
-        expand=expand,
-    )
+    """A search of the scope's ``role`` collection (:meth:`ToolScope.search`), ``top_k`` kept
+    to 1..``most``."""
+    name = _collection(scope, role, what)
+    return scope.search(query, name, top_k=max(1, min(top_k, most)), filter=flt, expand=expand)
 
 
 def _day(value: str | None, what: str) -> date | None:

@@ -24,6 +24,7 @@ from tansaku.errors import TansakuError
 
 if typing.TYPE_CHECKING:
     from tansaku.client import Tansaku
+    from tansaku.search.types import SearchResult
 
 
 class ToolError(TansakuError):
@@ -49,6 +50,14 @@ class ToolScope:
     """The one store the user may see in statistics (None: every store)."""
     user: str | None = None
     """Who asks (design 000's context: 田中太郎): named to the model, never used for access."""
+
+    def search(self, query: str, collection: str, **options: Any) -> SearchResult:
+        """A search of ``collection`` as the scope's team, relative dates read at the scope's
+        "now" (never a team or a time a model names); ``options`` as :meth:`Tansaku.search`'s
+        (``top_k``, ``filter``, ``where``, ``axes`` …)."""
+        return self.client.search(
+            query, collection=collection, team=self.team, now=self.now, **options
+        )
 
 
 @dataclass(frozen=True, kw_only=True)

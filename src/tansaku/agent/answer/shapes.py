@@ -138,14 +138,8 @@ MAX_REPLIES = 5
 def _replies(scope: ToolScope, post: Candidate, question: str) -> list[Hit]:
     """The comments on a bulletin-board post (records whose ``post_id`` is its id)."""
     try:
-        result = scope.client.search(
-            question,
-            collection=post.collection,
-            team=scope.team,
-            top_k=MAX_REPLIES,
-            now=scope.now,
-            where=(f"post_id={post.hit.doc_id}",),
-        )
+        where = (f"post_id={post.hit.doc_id}",)
+        result = scope.search(question, post.collection, top_k=MAX_REPLIES, where=where)
     except TansakuError:
         return []
     found = [h for h in result.hits if h.record.metadata.get("post_id") == post.hit.doc_id]

@@ -304,9 +304,7 @@ def _search(scope: ToolScope, name: str, question: Question, k: int, own: frozen
 
 
 def _run(scope: ToolScope, name: str, question: Question, k: int, where: tuple[str, ...]) -> Any:
-    return scope.client.search(
-        question.text, collection=name, team=scope.team, top_k=k, now=scope.now, where=where
-    )
+    return scope.search(question.text, name, top_k=k, where=where)
 
 
 def _search_where(
