@@ -17,6 +17,7 @@ import re
 from datetime import date, datetime
 from typing import Annotated, Any
 
+from fastapi import Query
 from pydantic import AfterValidator
 from pydantic_core import PydanticCustomError
 
@@ -81,3 +82,11 @@ SupportedDate = Annotated[date, AfterValidator(_in_range)]
 """A body's date field within the supported range (else 422 ``date_out_of_range``)."""
 SupportedMoment = Annotated[datetime | date, AfterValidator(_in_range)]
 """A body's ``now`` (a datetime or a date) within the supported range."""
+
+DateText = Annotated[str | None, Query(max_length=40)]
+"""A query parameter naming a day or a moment as written; the route parses it and checks it
+with :func:`check_date_text`."""
+DateFrom = Annotated[str | None, Query(alias="from", max_length=40)]
+"""``?from=``: the start of a period (:data:`DateText`)."""
+DateTo = Annotated[str | None, Query(alias="to", max_length=40)]
+"""``?to=``: the end of a period (:data:`DateText`)."""

@@ -16,14 +16,14 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, date, datetime, time, timedelta
 from functools import partial
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from tansaku.errors import InvalidRequest
 from tansaku.server.auth import presented_key
-from tansaku.server.dates import check_date_text
+from tansaku.server.dates import DateFrom, DateTo, check_date_text
 from tansaku.server.events import collection_versions
 from tansaku.server.respond import json_response
 from tansaku.server.responses import WRITE, documented
@@ -116,8 +116,8 @@ def parse_bound(value: str | None, *, end: bool, parameter: str | None = None) -
 def stats(
     state: StateDep,
     team: TeamDep,
-    date_from: Annotated[str | None, Query(alias="from", max_length=40)] = None,
-    date_to: Annotated[str | None, Query(alias="to", max_length=40)] = None,
+    date_from: DateFrom = None,
+    date_to: DateTo = None,
 ) -> Response:
     """期間(既定: 直近30日)の検索数・0件率・評価数・クエリ種別ごとの 👎 率、👎 のクエリに
     多い語(形態素解析)。例: `/api/feedback/stats?from=2025-12-01&to=2025-12-31`"""

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 from tansaku.errors import ConfigError, InvalidRequest, public_message
-from tansaku.server.dates import check_date_text
+from tansaku.server.dates import DateFrom, DateText, DateTo, check_date_text
 from tansaku.server.errors import ApiError
 from tansaku.server.respond import json_response
 from tansaku.server.responses import WRITE, documented
@@ -28,9 +28,6 @@ router = APIRouter(tags=["テーブル"])
 class TablesReloadBody(Body):
     table: Name | None = None
     """The table to reload (absent: every table)."""
-
-
-DateText = Annotated[str | None, Query(max_length=40)]
 
 
 @router.get(
@@ -150,8 +147,8 @@ def stats(
     kind: Literal["claims", "sales", "cash", "compare"],
     state: StateDep,
     team: TeamDep,
-    date_from: Annotated[str | None, Query(alias="from", max_length=40)] = None,
-    date_to: Annotated[str | None, Query(alias="to", max_length=40)] = None,
+    date_from: DateFrom = None,
+    date_to: DateTo = None,
     days: Annotated[int, Query(ge=1, le=3660)] = 30,
     period: Annotated[str | None, Query(max_length=40)] = None,
     now: DateText = None,
