@@ -98,38 +98,9 @@ CLASSIFY_SCHEMA: dict[str, Any] = {
 }
 
 
-class _ModelOrRules:
-    """What the LLM expander and classifier share: ``model`` asked under a :class:`ModelGuard`
-    (a timeout, a pause after failures, ``cache_size`` answers cached), the rules answering
-    whenever it does not; ``last_source`` says which answered the last call (``"model"`` or
-    ``"rules(<why>)"``)."""
-
-    cache_size: int
-
-    def __init__(
-        self,
-        model: ChatModel,
-        role: str,
-        timeout: float,
-        failures_before_pause: int,
-        pause_s: float,
-    ) -> None:
-        self.role = role
-        self.last_source = ""
-        self._guard = ModelGuard(
-            model,
-            timeout=timeout,
-            failures_before_pause=failures_before_pause,
-            pause_s=pause_s,
-            cache_size=self.cache_size,
-        )
-
-
-class LLMExpander(_ModelOrRules):
+class LLMExpander:
     """Expands a query into concrete ones with ``model`` (the prompt of ``000_…txt``); the rule
     expander answers whenever the model does not."""
-
-    cache_size = 256
 
     def __init__(
         self,
@@ -149,8 +120,16 @@ class LLMExpander(_ModelOrRules):
         self.fallback = fallback or RuleExpander()
         self.max_queries = max_queries
         self.clock = clock or now_tokyo
+        self.role = role
         self.context = dict(context or {})  # e.g. {"店舗": "新宿店", "ユーザー": "田中太郎"}
-        super().__init__(model, role, timeout, failures_before_pause, pause_s)
+        self.last_source = ""  # "model" or "rules(<why>)": what answered the last call
+        self._guard = ModelGuard(
+            model,
+            timeout=timeout,
+            failures_before_pause=failures_before_pause,
+            pause_s=pause_s,
+            cache_size=256,
+        )
 
     @property
     def name(self) -> str:
@@ -205,11 +184,9 @@ def _queries(value: Any, n: int) -> list[str]:
     return out[:n]
 
 
-class LLMClassifier(_ModelOrRules):
+class LLMClassifier:
     """Labels a query (clear / vague / manual / statistics / table / greeting) with ``model``;
     the rule classifier answers whenever the model does not."""
-
-    cache_size = 1024
 
     def __init__(
         self,
@@ -222,7 +199,15 @@ class LLMClassifier(_ModelOrRules):
         pause_s: float = 60.0,
     ) -> None:
         self.fallback = fallback or RuleClassifier()
-        super().__init__(model, role, timeout, failures_before_pause, pause_s)
+        self.role = role
+        self.last_source = ""
+        self._guard = ModelGuard(
+            model,
+            timeout=timeout,
+            failures_before_pause=failures_before_pause,
+            pause_s=pause_s,
+            cache_size=1024,
+        )
 
     def classify(self, query: str) -> Classification:
         prompt = CLASSIFY_PROMPT.format(role=self.role, query=query)
