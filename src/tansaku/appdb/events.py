@@ -9,7 +9,7 @@ titles. Recording the same ``query_id`` twice keeps the first row.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +17,7 @@ from sqlalchemy import Integer, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from tansaku.appdb.models import SearchEvent, utcnow
-from tansaku.appdb.rows import EVER, Page, Period, Repo, owned, record_of
+from tansaku.appdb.rows import EVER, Page, Period, Repo, owned, record_dict, record_of
 
 if TYPE_CHECKING:
     from sqlalchemy import ColumnElement
@@ -56,13 +56,7 @@ class StoredEvent:
     created_at: datetime
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        for key in ("expanded_queries", "namespaces", "top_doc_ids", "top_titles", "top_scores"):
-            out[key] = list(out[key])
-        out["axes"] = [dict(a) for a in self.axes]
-        out["timings_ms"] = dict(self.timings_ms)
-        out["created_at"] = self.created_at.isoformat()
-        return out
+        return record_dict(self)
 
 
 def _stored(row: SearchEvent) -> StoredEvent:

@@ -7,6 +7,7 @@ team's row (:func:`owned`), and what a listing asks for: a half-open time range
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -46,16 +47,16 @@ def record_of(cls: type[R], row: object, **values: Any) -> R:
 
 
 def record_dict(record: object) -> dict[str, Any]:
-    """A record's fields in order as JSON values: times as ISO text, tuples as lists, dicts
-    copied."""
+    """A record's fields in order as JSON values: times as ISO text, tuples as lists, mappings
+    (alone or in a tuple) copied as dicts."""
     out: dict[str, Any] = {}
     for f in fields(cast(Any, record)):
         value = getattr(record, f.name)
         if isinstance(value, datetime):
             value = value.isoformat()
         elif isinstance(value, tuple):
-            value = list(value)
-        elif isinstance(value, dict):
+            value = [dict(v) if isinstance(v, Mapping) else v for v in value]
+        elif isinstance(value, Mapping):
             value = dict(value)
         out[f.name] = value
     return out
