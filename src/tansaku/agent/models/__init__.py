@@ -4,6 +4,7 @@ comes from ``config.load_model``. The SDKs are imported only when a model is bui
 
 from tansaku.agent.models.base import (
     ChatModel,
+    ChatOptions,
     ChatResponse,
     Message,
     ModelError,
@@ -16,6 +17,7 @@ from tansaku.agent.models.config import ModelSettings, load_model, resolve_setti
 
 __all__ = [
     "ChatModel",
+    "ChatOptions",
     "ChatResponse",
     "Message",
     "ModelError",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, Unpack, runtime_checkable
 
 from tansaku.errors import TansakuError
 
@@ -97,6 +97,22 @@ class ModelUnavailable(ModelError):
     """Connection refused, DNS failure, 5xx after retries, bad credentials, unknown model."""
 
 
+class ChatOptions(TypedDict, total=False):
+    """The keyword options of :meth:`ChatModel.chat`, each one optional."""
+
+    tools: Sequence[ToolSpec]
+    """Tools the model may call: it may answer with ``tool_calls`` (several: parallel calls)."""
+    temperature: float | None
+    max_tokens: int | None
+    timeout: float | None
+    """Seconds the call may take (None: the model's default)."""
+    json_schema: dict[str, Any] | None
+    """Ask for a JSON object of this schema as ``content`` (structured output; used by the
+    expander/classifier and Q/A generation)."""
+    on_text: TextCallback | None
+    """Receives the text deltas as they arrive (the provider streams when it is given)."""
+
+
 @runtime_checkable
 class ChatModel(Protocol):
     """A chat model with tool calling. Thread-safe: one instance serves concurrent turns."""
@@ -106,22 +122,10 @@ class ChatModel(Protocol):
         """``provider:model`` — what ``ask --json`` reports as ``model``."""
         ...
 
-    def chat(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[ToolSpec] = (),
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        timeout: float | None = None,
-        json_schema: dict[str, Any] | None = None,
-        on_text: TextCallback | None = None,
-    ) -> ChatResponse:
-        """One completion. With ``tools``, the model may answer with ``tool_calls`` (several:
-        parallel calls). ``json_schema`` asks for a JSON object of that schema as ``content``
-        (structured output; used by the expander/classifier and Q/A generation). ``on_text``
-        streams text deltas (the provider streams when it is given). Raises :class:`ModelError`
-        subclasses, never a provider SDK's own exception."""
+    def chat(self, messages: Sequence[Message], **options: Unpack[ChatOptions]) -> ChatResponse:
+        """One completion of ``messages`` with the :class:`ChatOptions` given (tools, structured
+        output, streaming …). Raises :class:`ModelError` subclasses, never a provider SDK's own
+        exception."""
         ...
 
 
@@ -132,15 +136,19 @@ class CallbackFailed(Exception):
 
 @dataclass(frozen=True)
 class ChatCall:
-    """One :meth:`ChatModel.chat` request, as :meth:`BaseChatModel.complete` receives it."""
+    """One :meth:`ChatModel.chat` request, as :meth:`BaseChatModel.complete` receives it: the
+    messages and the :class:`ChatOptions` (``tools`` kept as a tuple)."""
 
     messages: tuple[Message, ...]
-    tools: tuple[ToolSpec, ...] = ()
+    tools: Sequence[ToolSpec] = ()
     temperature: float | None = None
     max_tokens: int | None = None
     timeout: float | None = None
     json_schema: dict[str, Any] | None = None
     on_text: TextCallback | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tools", tuple(self.tools))
 
 
 class BaseChatModel(ABC):
@@ -154,21 +162,9 @@ class BaseChatModel(ABC):
         """``provider:model`` — what ``ask --json`` reports as ``model``."""
         return type(self).__name__
 
-    def chat(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[ToolSpec] = (),
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        timeout: float | None = None,
-        json_schema: dict[str, Any] | None = None,
-        on_text: TextCallback | None = None,
-    ) -> ChatResponse:
+    def chat(self, messages: Sequence[Message], **options: Unpack[ChatOptions]) -> ChatResponse:
         """See :meth:`ChatModel.chat`."""
-        call = ChatCall(
-            tuple(messages), tuple(tools), temperature, max_tokens, timeout, json_schema, on_text
-        )
+        call = ChatCall(tuple(messages), **options)
         try:
             return self.complete(call)
         except ModelError:
