@@ -54,6 +54,13 @@ def _summary(state: AppState, team: str, info: CollectionInfo) -> dict[str, Any]
     }
 
 
+def collection_summaries(state: AppState, team: str) -> list[dict[str, Any]]:
+    """The collections ``team`` sees, each with the team's own records (``GET
+    /api/collections`` and the overview page); one deleted meanwhile is left out."""
+    infos = {i.name: i for i in visible(state.client, state.owners, team)}
+    return state.client.each_collection(infos, lambda name: _summary(state, team, infos[name]))
+
+
 def _visible(state: AppState, team: str, name: str) -> CollectionInfo:
     info = find_visible(state.client, state.owners, team, name)
     if info is None:
@@ -68,11 +75,7 @@ def _visible(state: AppState, team: str, name: str) -> CollectionInfo:
 )
 def list_collections(state: StateDep, team: TeamDep) -> Response:
     """チームが見られるコレクション(件数はチーム自身の記録数)。"""
-    infos = {i.name: i for i in visible(state.client, state.owners, team)}
-    summaries = state.client.each_collection(  # one deleted meanwhile is left out
-        infos, lambda name: _summary(state, team, infos[name])
-    )
-    return json_response({"collections": summaries})
+    return json_response({"collections": collection_summaries(state, team)})
 
 
 @router.post(

@@ -36,12 +36,17 @@ class TablesReloadBody(Body):
     responses=documented(TableList, 404, 501),
 )
 def list_tables(state: StateDep, team: TeamDep) -> Response:
-    db = state.tables()
+    return json_response({"tables": table_summaries(state.tables())})
+
+
+def table_summaries(db: Any) -> list[dict[str, Any]]:
+    """Each registered table of ``db`` (a ``TableDatabase``) with its rows, its columns and
+    their types, and the SQL tools that read it (``GET /api/tables`` and the overview page)."""
     tools: dict[str, list[str]] = {}
     for tool in db.config.tools:
         for name in tool.tables:
             tools.setdefault(name, []).append(tool.name)
-    items = [
+    return [
         {
             "name": t.name,
             "rows": db.row_count(t.name),
@@ -51,7 +56,6 @@ def list_tables(state: StateDep, team: TeamDep) -> Response:
         }
         for t in db.config.tables
     ]
-    return json_response({"tables": items})
 
 
 @router.post(

@@ -1,4 +1,5 @@
-"""What the 説明 page and the record page show, read through the library for one team."""
+"""What the 説明 page and the record page show for one team: the collections and tables as the
+JSON API lists them, and the records of a document."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tansaku.records import Record
-from tansaku.server.owners import find_visible, visible
+from tansaku.server.owners import find_visible
+from tansaku.server.routes.collections import collection_summaries
+from tansaku.server.routes.tables import table_summaries
 from tansaku.server.state import AppState
 
 log = logging.getLogger("tansaku.server.ui")
@@ -15,56 +18,25 @@ MAX_DOC_RECORDS = 200
 
 
 @dataclass(frozen=True)
-class CollectionRow:
-    name: str
-    description: str
-    source_type: str
-    records: int
-    axes: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class TableRow:
-    name: str
-    rows: int
-    description: str
-    columns: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class Overview:
     team: str
-    collections: tuple[CollectionRow, ...]
-    tables: tuple[TableRow, ...]
+    collections: tuple[dict[str, Any], ...]
+    """As ``GET /api/collections`` lists them."""
+    tables: tuple[dict[str, Any], ...]
+    """As ``GET /api/tables`` lists them."""
     embedder: str | None
     embedder_error: str | None
     chat_model: str
     notes: tuple[str, ...] = field(default=())
 
 
-def _collections(state: AppState, team: str) -> tuple[CollectionRow, ...]:
-    rows = []
-    for info in visible(state.client, state.owners, team):
-        with state.client.reading(info.name) as col:
-            count = col.count(team)
-        rows.append(CollectionRow(info.name, info.description, info.source_type, count, info.axes))
-    return tuple(rows)
-
-
-def _tables(state: AppState) -> tuple[TableRow, ...]:
+def _tables(state: AppState) -> tuple[dict[str, Any], ...]:
     try:
         db = state.tables_if_any()
     except Exception:  # a broken tables.toml must not take the overview down
         log.exception("tables unavailable")
         return ()
-    if db is None:
-        return ()
-    return tuple(
-        TableRow(
-            t.name, db.row_count(t.name), t.description, tuple(c for c, _ in db.columns(t.name))
-        )
-        for t in db.config.tables
-    )
+    return () if db is None else tuple(table_summaries(db))
 
 
 def _chat_model(state: AppState) -> str:
@@ -85,7 +57,7 @@ def overview(state: AppState, team: str) -> Overview:
         embedder = getattr(state.client.embedder, "name", None)
     return Overview(
         team=team,
-        collections=_collections(state, team),
+        collections=tuple(collection_summaries(state, team)),
         tables=_tables(state),
         embedder=embedder,
         embedder_error=state.model_error,
