@@ -24,7 +24,7 @@ import csv
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -164,10 +164,9 @@ def _resolve(base: Path, value: Any, key: str, path: Path) -> Path:
     return p if p.is_absolute() else base / p
 
 
-def _judgements(
-    path: Path, items: list[tuple[str, Any, str, str]]
-) -> tuple[dict[str, str], dict[str, dict[str, int]], dict[str, str]]:
-    """(query, relevant, note, where) rows -> queries, qrels, notes; same query text merges."""
+def _judgements(path: Path, items: list[tuple[str, Any, str, str]]) -> EvalDataset:
+    """(query, relevant, note, where) rows -> the judgements of file ``path`` (named after it);
+    the same query text merges."""
     queries: dict[str, str] = {}
     qrels: dict[str, dict[str, int]] = {}
     notes: dict[str, str] = {}
@@ -189,7 +188,14 @@ def _judgements(
     empty = [queries[q] for q, r in qrels.items() if not r]
     if empty:
         raise EvalDataError(f"{path}: 正解(relevant)のないクエリがあります: {empty}")
-    return queries, qrels, notes
+    return EvalDataset(
+        name=path.stem,
+        kind=DatasetKind.JUDGEMENTS,
+        path=path,
+        queries=queries,
+        qrels=qrels,
+        notes=notes,
+    )
 
 
 _YAML_KEYS = {"name", "collection", "source", "config", "queries"}
@@ -233,7 +239,7 @@ def load_yaml(path: Path) -> EvalDataset:
         if "query" not in q or "relevant" not in q:
             raise EvalDataError(f"{where}: query と relevant が必要です")
         items.append((str(q["query"]), q["relevant"], str(q.get("note") or ""), where))
-    queries, qrels, notes = _judgements(path, items)
+    judged = _judgements(path, items)
     base = path.parent
     collection = data.get("collection")
     if collection is not None and not isinstance(collection, str):
@@ -245,13 +251,9 @@ def load_yaml(path: Path) -> EvalDataset:
     for key, p in (("source", source), ("config", config)):
         if p is not None and not p.exists():
             raise EvalDataError(f"{path}: {key} のファイルが見つかりません: {p}")
-    return EvalDataset(
+    return replace(
+        judged,
         name=str(data.get("name") or path.stem),
-        kind=DatasetKind.JUDGEMENTS,
-        path=path,
-        queries=queries,
-        qrels=qrels,
-        notes=notes,
         collection=collection,
         source=source,
         config=config,
@@ -281,15 +283,7 @@ def load_csv(path: Path) -> EvalDataset:
         )
     if not items:
         raise EvalDataError(f"{path}: 評価するクエリがありません")
-    queries, qrels, notes = _judgements(path, items)
-    return EvalDataset(
-        name=path.stem,
-        kind=DatasetKind.JUDGEMENTS,
-        path=path,
-        queries=queries,
-        qrels=qrels,
-        notes=notes,
-    )
+    return _judgements(path, items)
 
 
 def load_dataset(path: str | Path, *, split: str = "test") -> EvalDataset:
