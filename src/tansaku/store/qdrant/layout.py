@@ -12,6 +12,7 @@ consistency, ``on_disk`` and ``quantization``.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -35,10 +36,36 @@ class CollectionHandle:
     server's optimizers, and leave persistence to the server."""
 
     client: QdrantClient
+    name: str
     collection: str
     settings: QdrantSettings
     read_only: bool
+    created: bool
     _exists: bool
+    _lock: threading.RLock
+
+    def _open(
+        self,
+        client: QdrantClient,
+        name: str,
+        collection: str,
+        settings: QdrantSettings,
+        *,
+        read_only: bool,
+        vectors: Mapping[str, models.VectorParams],
+        sparse: Mapping[str, models.SparseVectorParams],
+    ) -> models.CollectionInfo | None:
+        """Hold Qdrant collection ``collection`` of tansaku collection ``name``, opened (and,
+        unless ``read_only``, created) by :func:`open_collection`; its info, None while it
+        does not exist."""
+        self.client, self.name, self.collection = client, name, collection
+        self.settings, self.read_only = settings, read_only
+        self._lock = threading.RLock()
+        info, self.created = open_collection(
+            client, collection, settings, vectors=vectors, sparse=sparse, read_only=read_only
+        )
+        self._exists = info is not None
+        return info
 
     def _present(self) -> bool:
         """Whether the collection exists (a view opened before any writer created it asks
@@ -61,6 +88,14 @@ class CollectionHandle:
 
     def close(self) -> None:
         """The client is the caller's (shared by a collection's stores): left open."""
+
+
+def idf_sparse(settings: QdrantSettings) -> models.SparseVectorParams:
+    """A sparse vector whose terms the engine weighs by their IDF (a record's BM25 terms, a
+    unit's bigrams), kept on disk as the settings say."""
+    return models.SparseVectorParams(
+        modifier=models.Modifier.IDF, index=models.SparseIndexParams(on_disk=settings.on_disk)
+    )
 
 
 def open_collection(

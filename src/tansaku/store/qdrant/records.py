@@ -16,7 +16,6 @@ short enough that another process's write shows up at once for the next question
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -59,33 +58,21 @@ class QdrantRecordStore(RecordScans):
         read_only: bool = False,
         cache_s: float = 2.0,
     ) -> None:
-        self.client = client
-        self.name = name
-        self.collection = settings.collection_name(name)
         self.dim = dim
-        self.settings = settings
-        self.read_only = read_only
         self._cache_s = cache_s
         self._cache: dict[Any, tuple[float, Any]] = {}
-        self._lock = threading.RLock()
-        info, self.created = layout.open_collection(
-            client,
-            self.collection,
-            settings,
-            vectors={
-                DENSE: models.VectorParams(
-                    size=dim, distance=models.Distance.COSINE, on_disk=settings.on_disk or None
-                )
-            },
-            sparse={
-                SPARSE: models.SparseVectorParams(
-                    modifier=models.Modifier.IDF,
-                    index=models.SparseIndexParams(on_disk=settings.on_disk),
-                )
-            },
-            read_only=read_only,
+        dense = models.VectorParams(
+            size=dim, distance=models.Distance.COSINE, on_disk=settings.on_disk or None
         )
-        self._exists = info is not None
+        info = self._open(
+            client,
+            name,
+            settings.collection_name(name),
+            settings,
+            read_only=read_only,
+            vectors={DENSE: dense},
+            sparse={SPARSE: layout.idf_sparse(settings)},
+        )
         if info is not None:
             vectors = info.config.params.vectors
             params = vectors.get(DENSE) if isinstance(vectors, dict) else None

@@ -6,7 +6,6 @@ searching them. Every page is filtered by the team and every point's team checke
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
@@ -44,7 +43,6 @@ def _stored_point(p: models.Record) -> StoredPoint:
 class RecordScans(CollectionHandle, RecordStoreBase):
     """Paging reads of a records collection, with a short-lived cache (see ``records.py``)."""
 
-    _lock: threading.RLock
     _cache_s: float
     _cache: dict[Any, tuple[float, Any]]
 

@@ -28,7 +28,6 @@ nothing to rebuild.
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -63,21 +62,15 @@ class QdrantUnitIndex(layout.CollectionHandle, UnitSearch):
         settings: QdrantSettings,
         read_only: bool = False,
     ) -> None:
-        self.client = client
-        self.name = name
-        self.collection = settings.collection_name(name, SUFFIX)
-        self.settings = settings
-        self.read_only = read_only
-        self._lock = threading.RLock()
-        sparse = models.SparseVectorParams(
-            modifier=models.Modifier.IDF,
-            index=models.SparseIndexParams(on_disk=settings.on_disk),
-        )
-        info, self.created = layout.open_collection(
-            client, self.collection, settings, vectors={}, sparse={SPARSE: sparse},
+        self._open(
+            client,
+            name,
+            settings.collection_name(name, SUFFIX),
+            settings,
             read_only=read_only,
-        )  # fmt: skip
-        self._exists = info is not None
+            vectors={},
+            sparse={SPARSE: layout.idf_sparse(settings)},
+        )
 
     # -- writes -------------------------------------------------------------------------
     def replace(self, tenant: str, records: Sequence[Record]) -> int:
