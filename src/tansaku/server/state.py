@@ -86,14 +86,19 @@ class AppState:
         if self.events is not None:
             self.events.flush()
 
-    def close(self) -> None:
-        if self.compute is not None:
-            self.compute.shutdown()
-        self.jobs.shutdown()
+    def close_tables(self) -> None:
+        """Close the tables if they are open; the next use opens them again (with a table
+        registered meanwhile)."""
         with self._tables_lock:
             if self._tables is not None:
                 self._tables.close()
                 self._tables = None
+
+    def close(self) -> None:
+        if self.compute is not None:
+            self.compute.shutdown()
+        self.jobs.shutdown()
+        self.close_tables()
         if self.owns_client:
             self.client.close()
 

@@ -109,10 +109,7 @@ def table_register(
             added = register_upload(state.client.workspace, path, fname, data)
         except NameTaken as exc:
             raise ApiError(409, "table_exists", str(exc)) from None
-    with state._tables_lock:  # reopened with the new table at the next use
-        if state._tables is not None:
-            state._tables.close()
-            state._tables = None
+    state.close_tables()  # reopened with the new table at the next use
     spec = added.config.table(data["name"])
     return json_response(
         {
