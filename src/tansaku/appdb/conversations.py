@@ -11,7 +11,7 @@ from sqlalchemy import delete, func, select
 
 from tansaku.appdb.errors import InvalidInput
 from tansaku.appdb.models import Conversation, Message, utcnow
-from tansaku.appdb.rows import Page, Repo, owned, record_dict, record_of
+from tansaku.appdb.rows import JsonRecord, Page, Repo, owned, record_of
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -24,7 +24,7 @@ RECENT = Page(50)
 
 
 @dataclass(frozen=True, slots=True)
-class MessageRecord:
+class MessageRecord(JsonRecord):
     id: int
     conversation_id: str
     role: str
@@ -32,12 +32,9 @@ class MessageRecord:
     data: dict[str, Any]
     created_at: datetime
 
-    def to_dict(self) -> dict[str, Any]:
-        return record_dict(self)
-
 
 @dataclass(frozen=True, slots=True)
-class ConversationRecord:
+class ConversationRecord(JsonRecord):
     id: str
     team: str
     title: str
@@ -45,9 +42,6 @@ class ConversationRecord:
     created_at: datetime
     updated_at: datetime
     message_count: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return record_dict(self)
 
 
 def _conv(row: Conversation, count: int = 0) -> ConversationRecord:

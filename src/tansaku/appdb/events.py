@@ -17,7 +17,7 @@ from sqlalchemy import Integer, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 
 from tansaku.appdb.models import SearchEvent, utcnow
-from tansaku.appdb.rows import EVER, Page, Period, Repo, owned, record_dict, record_of
+from tansaku.appdb.rows import EVER, JsonRecord, Page, Period, Repo, owned, record_of
 
 if TYPE_CHECKING:
     from sqlalchemy import ColumnElement
@@ -34,7 +34,7 @@ ANSWER_QUERY_TYPE = "ask"
 
 
 @dataclass(frozen=True, slots=True)
-class StoredEvent:
+class StoredEvent(JsonRecord):
     query_id: str
     team: str
     collection: str
@@ -54,9 +54,6 @@ class StoredEvent:
     zero_hit: bool
     timings_ms: Mapping[str, float]
     created_at: datetime
-
-    def to_dict(self) -> dict[str, Any]:
-        return record_dict(self)
 
 
 def _stored(row: SearchEvent) -> StoredEvent:

@@ -26,7 +26,7 @@ from tansaku.appdb.errors import InvalidInput, RateLimited
 from tansaku.appdb.events import stored_event
 from tansaku.appdb.feedback_meta import rebuild_meta
 from tansaku.appdb.models import Feedback, utcnow
-from tansaku.appdb.rows import ALL, EVER, Page, Period, Repo, record_dict, record_of
+from tansaku.appdb.rows import ALL, EVER, JsonRecord, Page, Period, Repo, record_of
 from tansaku.appdb.sanitize import clean_reason
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ MAX_CLIENT_CHARS = 128
 
 
 @dataclass(frozen=True, slots=True)
-class FeedbackRecord:
+class FeedbackRecord(JsonRecord):
     id: int
     query_id: str
     team: str
@@ -50,9 +50,6 @@ class FeedbackRecord:
     client: str
     meta: dict[str, Any]
     created_at: datetime
-
-    def to_dict(self) -> dict[str, Any]:
-        return record_dict(self)
 
 
 def _record(row: Feedback) -> FeedbackRecord:

@@ -62,6 +62,15 @@ def record_dict(record: object) -> dict[str, Any]:
     return out
 
 
+class JsonRecord:
+    """``to_dict()`` for a record dataclass: its fields as :func:`record_dict` writes them."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return record_dict(self)
+
+
 class Repo:
     """A repository over the application database ``db``."""
 
