@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypedDict, Unpack, runtime_checkable
 
 import numpy as np
 
@@ -81,32 +81,31 @@ class RecordReader(Protocol):
         ...
 
 
+class SearchOptions(TypedDict, total=False):
+    """What a BM25 or dense search of records asks besides its team and its query, each
+    optional (the defaults are :class:`~tansaku.store.record_base.SearchScope`'s)."""
+
+    filter: Filter | None
+    """Only records that pass it (default: none, every record of the team)."""
+    limit: int
+    """Hits at most (default 10)."""
+    with_text: bool
+    """False: candidates — id, document, field and, of the metadata, ``source_type`` only —
+    of which the caller reads the few it keeps with ``get`` (default True: whole records)."""
+
+
 @runtime_checkable
 class RecordSearch(Protocol):
     def search_sparse(
-        self,
-        tenant: str,
-        query: SparseVec,
-        *,
-        filter: Filter | None = None,
-        limit: int = 10,
-        with_text: bool = True,
+        self, tenant: str, query: SparseVec, **options: Unpack[SearchOptions]
     ) -> list[ScoredRecord]:
-        """BM25 (IDF over the tenant's records of the filter's fields), best first, scores > 0.
-        ``with_text=False``: candidates — id, document, field and, of the metadata,
-        ``source_type`` only — of which the caller reads the few it keeps with ``get``."""
+        """BM25 (IDF over the tenant's records of the filter's fields), best first, scores > 0."""
         ...
 
     def search_dense(
-        self,
-        tenant: str,
-        vector: np.ndarray,
-        *,
-        filter: Filter | None = None,
-        limit: int = 10,
-        with_text: bool = True,
+        self, tenant: str, vector: np.ndarray, **options: Unpack[SearchOptions]
     ) -> list[ScoredRecord]:
-        """Cosine similarity, best first (``with_text`` as for :meth:`search_sparse`)."""
+        """Cosine similarity, best first."""
         ...
 
     def search_hybrid(

@@ -19,7 +19,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
@@ -31,7 +31,7 @@ from tansaku.store.base import (
     scan_keys,
     stored_info,
 )
-from tansaku.store.protocols import Lengths
+from tansaku.store.protocols import Lengths, SearchOptions
 from tansaku.store.shard import filter_payload
 from tansaku.store.sparse import SparseVec
 
@@ -43,7 +43,7 @@ SPARSE = "bm25"
 class SearchScope:
     """What a search asks besides its query: the team, the filter, how many hits, and whether
     they carry text and metadata (else candidates: see
-    :meth:`~tansaku.store.protocols.RecordSearch.search_sparse`)."""
+    :class:`~tansaku.store.protocols.SearchOptions`)."""
 
     tenant: str
     filter: Filter | None = None
@@ -157,29 +157,17 @@ class RecordStoreBase(ABC):
         """The engine's RRF of the legs (``weights`` one per leg, or None)."""
 
     def search_sparse(
-        self,
-        tenant: str,
-        query: SparseVec,
-        *,
-        filter: Filter | None = None,
-        limit: int = 10,
-        with_text: bool = True,
+        self, tenant: str, query: SparseVec, **options: Unpack[SearchOptions]
     ) -> list[ScoredRecord]:
         if not len(query):
             return []
-        hits = self._sparse_hits(query, SearchScope(tenant, filter, limit, with_text))
+        hits = self._sparse_hits(query, SearchScope(tenant, **options))
         return [h for h in hits if h.score > 0]
 
     def search_dense(
-        self,
-        tenant: str,
-        vector: np.ndarray,
-        *,
-        filter: Filter | None = None,
-        limit: int = 10,
-        with_text: bool = True,
+        self, tenant: str, vector: np.ndarray, **options: Unpack[SearchOptions]
     ) -> list[ScoredRecord]:
-        return self._dense_hits(vector, SearchScope(tenant, filter, limit, with_text))
+        return self._dense_hits(vector, SearchScope(tenant, **options))
 
     def search_hybrid(
         self,
