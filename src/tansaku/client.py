@@ -13,9 +13,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
-from tansaku.backends import Backend, backend_for, configured_url, is_url, workspace_home
+from tansaku.backends import (
+    Backend,
+    WriterOptions,
+    backend_for,
+    configured_url,
+    is_url,
+    workspace_home,
+)
 from tansaku.backends.embedded.views import CollectionInfo, info_of, list_infos
 from tansaku.backends.embedded.writer import commit
 from tansaku.backends.locks import WaitFn
@@ -144,18 +151,12 @@ class Tansaku:
         return self.collection(name)
 
     @contextmanager
-    def writing(
-        self,
-        name: str,
-        *,
-        config: CollectionConfig | None = None,
-        on_wait: WaitFn | None = None,
-        lazy: bool = False,
-    ) -> Iterator[Collection]:
-        """The collection opened for writing (created if needed); committed when the block ends
-        without an exception, discarded otherwise. One writer per collection across processes:
-        a second one waits (``on_wait`` is told), then fails with CollectionBusy. ``lazy``: the
-        block calls ``col.begin_write()`` before its first change (see
+    def writing(self, name: str, **options: Unpack[WriterOptions]) -> Iterator[Collection]:
+        """The collection opened for writing (created if needed; ``options``:
+        :class:`~tansaku.backends.WriterOptions`); committed when the block ends without an
+        exception, discarded otherwise. One writer per collection across processes: a second
+        one waits (``on_wait`` is told), then fails with CollectionBusy. ``lazy``: the block
+        calls ``col.begin_write()`` before its first change (see
         ``tansaku.backends.embedded.writer``)."""
         validate_name(name)
         self.workspace.ensure()
@@ -164,9 +165,7 @@ class Tansaku:
             emb = (self.embedder.name, self.embedder.dim)
         with self._lock:  # our own view would keep the generation it reads from removal
             self._views.pop(name, None)
-        with self.backend.writing(
-            name, config=config, embedder=emb, on_wait=on_wait, lazy=lazy
-        ) as col:
+        with self.backend.writing(name, embedder=emb, **options) as col:
             yield col
 
     def checkpoint(self, col: Collection) -> None:

@@ -26,18 +26,26 @@ from tansaku.errors import ConfigError
 from tansaku.workspace import Workspace, settings_table
 
 
-class WriteOptions(TypedDict, total=False):
-    """How a writer opens a collection (:meth:`Backend.writing`); every key may be left out.
+class WriterOptions(TypedDict, total=False):
+    """How a caller opens a collection for writing (:meth:`tansaku.client.Tansaku.writing`);
+    every key may be left out.
 
     ``config``: replaces the stored config (default: the stored one, or a new collection's
-    default). ``embedder``: (name, dim) recorded in a new collection's state. ``on_wait``:
-    called while another writer holds the collection. ``lazy``: writable from
-    :meth:`Collection.begin_write` on (a writer that changes nothing commits nothing)."""
+    default). ``on_wait``: called while another writer holds the collection. ``lazy``:
+    writable from :meth:`Collection.begin_write` on (a writer that changes nothing commits
+    nothing)."""
 
     config: CollectionConfig | None
-    embedder: tuple[str, int] | None
     on_wait: WaitFn | None
     lazy: bool
+
+
+class WriteOptions(WriterOptions, total=False):
+    """How a backend's writer opens a collection (:meth:`Backend.writing`): a caller's
+    :class:`WriterOptions` and ``embedder``, (name, dim) recorded in a new collection's
+    state."""
+
+    embedder: tuple[str, int] | None
 
 
 class Backend(Protocol):

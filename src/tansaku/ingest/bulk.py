@@ -30,8 +30,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, Unpack
 
+from tansaku.backends import WriterOptions
 from tansaku.backends.locks import WaitFn
 from tansaku.collection import Collection
 from tansaku.config import CollectionConfig
@@ -56,12 +57,7 @@ class IngestTarget(Protocol):
     def embedder(self) -> CachedEmbedder: ...
 
     def writing(
-        self,
-        name: str,
-        *,
-        config: CollectionConfig | None = None,
-        on_wait: WaitFn | None = None,
-        lazy: bool = False,
+        self, name: str, **options: Unpack[WriterOptions]
     ) -> AbstractContextManager[Collection]:
         """The collection opened for writing, committed when the block ends."""
         ...
