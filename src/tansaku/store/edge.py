@@ -33,6 +33,7 @@ from tansaku.store.record_base import (
     stored_vectors,
 )
 from tansaku.store.shard import (
+    ON_DEMAND,
     ShardOwner,
     open_shard,
     owned,
@@ -68,8 +69,14 @@ class EdgeStore(ShardOwner, RecordStoreBase):
         self._samples: dict[tuple[str, tuple[str, ...], int], dict[str, list[Any]]] = {}
         self._candidates = CandidateIndex()  # point id -> what a text-less candidate needs
         cfg = qe.EdgeConfig(
-            vectors={DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
-            sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+            vectors={
+                DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine, memory=ON_DEMAND)
+            },
+            sparse_vectors={
+                SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf, memory=ON_DEMAND)
+            },
+            payload_memory=ON_DEMAND,
+            id_tracker_memory=ON_DEMAND,
             wal_enabled=False,
             max_search_threads=search_threads(),
         )

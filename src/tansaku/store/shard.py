@@ -10,6 +10,15 @@ Each loaded shard runs its own search thread pool; by default the engine sizes i
 (4 threads a CPU), so every open shard costs threads. New shards, and shards a writer loads,
 record ``max_search_threads`` (:func:`search_threads`) in their ``edge_config.json``; read-only
 loads never rewrite a committed generation and keep what it recorded.
+
+Memory: new shards place their vectors, sparse index, payloads, payload indexes and id tracker
+``Cold``
+(:data:`ON_DEMAND`): memory-mapped and read when a search first touches a page, instead of the
+engine's default of reading every file into the page cache when the shard loads. The engine
+preallocates its files (32 MiB per vector or payload store, 2–4 MiB per payload index, sparse
+on disk), so a pre-warmed shard of a few hundred records held ~70 MiB of resident file pages,
+nearly all of them the zeros of unwritten space; on demand it holds the pages it reads.
+Shards written before keep their placement until a writer rewrites them.
 """
 
 from __future__ import annotations
@@ -27,12 +36,15 @@ import qdrant_edge as qe
 from tansaku.errors import StorageError
 from tansaku.records import Record
 from tansaku.store.base import Bound, Filter, MetaCondition, payload_metadata
+from tansaku.store.residency import release_file_pages
 from tansaku.store.sparse import SparseVec
 
 # payload keys every search may filter on: record id, document, field, the common metadata
 INDEXED_KEYWORDS = ("rid", "doc_id", "field", "meta.source_type", "meta.store")
 ENV_SEARCH_THREADS = "TANSAKU_SEARCH_THREADS"
 DEFAULT_SEARCH_THREADS = 2
+ON_DEMAND = qe.Memory.Cold
+"""Memory placement of every structure of a new shard (see the module docstring)."""
 
 
 def search_threads() -> int:
@@ -61,19 +73,28 @@ def open_shard(
     ``read_only``: never create. Returns (shard, created)."""
     if (path / "edge_config.json").exists() or (path / "segments").exists():
         if read_only:  # a committed generation is never rewritten, not even its config
-            return qe.EdgeShard.load(str(path)), False
+            return load_read_only(path), False
         return _load_writable(path, config), False
     if read_only:
         raise StorageError(f"{path} にデータがありません(`tansaku doctor` で確認してください)")
     path.mkdir(parents=True, exist_ok=True)
     shard = qe.EdgeShard.create(str(path), config)
-    shard.update(
-        qe.UpdateOperation.create_field_index("tenant", qe.KeywordIndexParams(is_tenant=True))
-    )
+    tenant = qe.KeywordIndexParams(is_tenant=True, memory=ON_DEMAND)
+    shard.update(qe.UpdateOperation.create_field_index("tenant", tenant))
     for key in keywords:
-        shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword))
-    shard.update(qe.UpdateOperation.create_field_index("date_int", qe.PayloadSchemaType.Integer))
+        keyword = qe.KeywordIndexParams(memory=ON_DEMAND)
+        shard.update(qe.UpdateOperation.create_field_index(key, keyword))
+    day = qe.IntegerIndexParams(lookup=True, range=True, memory=ON_DEMAND)
+    shard.update(qe.UpdateOperation.create_field_index("date_int", day))
     return shard, True
+
+
+def load_read_only(path: Path) -> qe.EdgeShard:
+    """Load a committed shard, then hand back the file pages the engine read while loading
+    (:mod:`tansaku.store.residency`): searches read again the pages they touch."""
+    shard = qe.EdgeShard.load(str(path))
+    release_file_pages(path)
+    return shard
 
 
 def _load_writable(path: Path, config: qe.EdgeConfig) -> qe.EdgeShard:
@@ -239,7 +260,7 @@ class ShardOwner:
             if self._engine is None:
                 if not self._idle:
                     raise StorageError(f"{self.path} のシャードは閉じられています")
-                self._engine = qe.EdgeShard.load(str(self.path))
+                self._engine = load_read_only(self.path)
                 self._idle = False
                 if self.on_reopen is not None:
                     self.on_reopen()

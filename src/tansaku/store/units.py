@@ -36,6 +36,7 @@ from tansaku.store.base import Filter, ScoredRecord
 from tansaku.store.candidates import CandidateIndex, Identity, identity, point_key
 from tansaku.store.record_base import SearchScope
 from tansaku.store.shard import (
+    ON_DEMAND,
     ShardOwner,
     open_shard,
     search_filter,
@@ -77,7 +78,9 @@ class UnitStore(ShardOwner, UnitSearch):
         self._lock = threading.RLock()
         cfg = qe.EdgeConfig(
             vectors={},
-            sparse_vectors={SPARSE: qe.EdgeSparseVectorParams()},
+            sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(memory=ON_DEMAND)},
+            payload_memory=ON_DEMAND,
+            id_tracker_memory=ON_DEMAND,
             wal_enabled=False,
             max_search_threads=search_threads(),
         )
