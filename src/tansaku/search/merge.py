@@ -109,10 +109,10 @@ def rerank_with_weights(hits: Sequence[Hit], weights: Mapping[str, float]) -> li
     """
     if not weights:
         return list(hits)
-    out = [
-        replace(h, score=h.score * weights.get(str(h.record.metadata.get("source_type", "")), 1.0))
-        for h in hits
-    ]
+    out = []
+    for h in hits:
+        weight = weights.get(str(h.record.metadata.get("source_type", "")), 1.0)
+        out.append(h if weight == 1.0 else replace(h, score=h.score * weight))
     out.sort(key=lambda h: (-h.score, h.doc_id))
     return out
 
