@@ -2,7 +2,8 @@
 
 A search hands its row to :meth:`EventWriter.put` and answers at once; the writer stores what
 arrived within ``interval`` seconds (half a second by default, at most ``max_batch`` rows) in
-one transaction — under load one commit for many searches instead of one each. Nothing is
+one transaction (split in parts of ``max_batch`` rows) — under load one commit for many
+searches instead of one each. Nothing is
 dropped on a clean stop: :meth:`close` (the app's shutdown, also on SIGTERM) writes every row
 still waiting, and a row put after it is written at once. Whoever reads rows back in the same
 server (``POST /api/feedback`` finds its search by ``query_id``) calls :meth:`flush` first. A
@@ -17,7 +18,6 @@ import logging
 import os
 import queue
 import threading
-import time
 from typing import Any
 
 from tansaku.appdb.events import EventRow
@@ -61,6 +61,7 @@ class EventWriter:
         self._handled = 0  # rows written (or given up) so far
         self._closed = False
         self._gate = threading.Lock()  # a row is queued before the stop marker, or written now
+        self._wake = threading.Event()  # ends the writer's wait for more rows: flush, close
         self._thread = threading.Thread(target=self._run, name="search-events", daemon=True)
         self._thread.start()
 
@@ -83,6 +84,7 @@ class EventWriter:
         if self._closed:
             return True
         self._queue.put(_FLUSH)
+        self._wake.set()
         with self._done:
             return self._done.wait_for(lambda: self._handled >= target, timeout)
 
@@ -93,6 +95,7 @@ class EventWriter:
                 return
             self._closed = True
             self._queue.put(_STOP)
+            self._wake.set()
         self._thread.join(timeout)
         if self._thread.is_alive():
             log.error("search events: the writer did not finish in %.0f s", timeout)
@@ -115,25 +118,26 @@ class EventWriter:
 
     def _collect(self) -> tuple[list[EventRow], bool]:
         """The next batch: what arrives within ``interval`` of its first row, cut short by a
-        flush, the stop marker or ``max_batch``."""
+        flush or the stop marker. The thread sleeps through the interval and then takes what
+        the queue holds at once: a search's put never wakes it (that was a thread switch per
+        search under load)."""
         first = self._queue.get()
         if first is _STOP:
             return self._drain(), True
         if first is _FLUSH:
             return [], False
+        self._wake.wait(self.interval)  # set by flush and close
+        self._wake.clear()  # whatever set it queued its marker before: the drain below takes it
         batch = [first]
-        deadline = time.monotonic() + self.interval
-        while len(batch) < self.max_batch:
+        while True:
             try:
-                item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+                item = self._queue.get_nowait()
             except queue.Empty:
-                break
+                return batch, False
             if item is _STOP:
                 return batch + self._drain(), True
-            if item is _FLUSH:
-                break
-            batch.append(item)
-        return batch, False
+            if item is not _FLUSH:
+                batch.append(item)
 
     def _drain(self) -> list[EventRow]:
         rows: list[EventRow] = []
