@@ -36,8 +36,15 @@ NEEDS = {
 }
 
 
+SLOW_MARKS = {"integration", "e2e"}
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark each test by what it needs (a marker written on the test stays as it is)."""
+    """Mark each test by what it needs (a marker written on the test stays as it is), then run
+    the modules with integration or e2e tests first, each module whole and in its order: under
+    pytest-xdist the long tests start early and the short ones fill the cores at the end (the
+    order is the same on every worker, as xdist requires). The folders' own hooks (tests/ui)
+    have run before this one, and `-m` deselects after it."""
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
         marks = {m for name in names & NEEDS.keys() for m in NEEDS[name]}
@@ -45,6 +52,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             marks |= {"postgres", "integration"}
         for mark in sorted(marks - {m.name for m in item.iter_markers()}):
             item.add_marker(getattr(pytest.mark, mark))
+    slow = {
+        item.nodeid.split("::")[0]
+        for item in items
+        if any(m.name in SLOW_MARKS for m in item.iter_markers())
+    }
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow)
 
 
 # -- no test reaches the network -------------------------------------------------------------
