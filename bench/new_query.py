@@ -1,0 +1,106 @@
+"""Hybrid search of a question never asked before: the query embedding, the cache miss and the
+search, as a user's new question costs them.
+
+    python bench/new_query.py --home WORKSPACE --collection eval-jsquad-ir \
+        --queries ../shared/data/jsquad-ir/queries.jsonl --limit 200 --runs 3
+
+The workspace is copied to a temporary folder; each run opens it with an empty embedding cache
+(every question new) and the default embedder moved to onnxruntime first (a batch of 8 texts,
+what a server's first questions do), then warms the collection with 10 searches of other text.
+Each question is searched once per run through ``Tansaku.search`` (the collection's own config:
+bm25 + dense + bigram); per run the p50/p95 of the wall time and of the plan's ``embed`` and
+search (``total`` − ``embed``) timings; the figures are the medians over runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import tansaku
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _quantiles(xs: list[float]) -> tuple[float, float]:
+    xs = sorted(xs)
+    return statistics.median(xs), xs[min(len(xs) - 1, int(0.95 * len(xs)))]
+
+
+def one_run(home: Path, collection: str, questions: list[str]) -> dict[str, float]:
+    cache = home / "cache" / "embeddings.sqlite"
+    for p in (cache, cache.with_name(cache.name + "-wal"), cache.with_name(cache.name + "-shm")):
+        p.unlink(missing_ok=True)
+    wall, embed, search = [], [], []
+    with tansaku.connect(home) as ts:
+        ts.embedder.inner.embed_queries([f"準備 {i}" for i in range(8)])  # move to onnxruntime
+        for i in range(10):
+            ts.search(f"ウォームアップの質問 {i} 番", collection=collection)
+        for q in questions:
+            t0 = time.perf_counter()
+            r = ts.search(q, collection=collection)
+            wall.append((time.perf_counter() - t0) * 1000)
+            e = float(r.timings_ms.get("embed", 0.0))
+            embed.append(e)
+            search.append(float(r.timings_ms.get("total", 0.0)) - e)
+        engine = getattr(ts.embedder.inner, "engine", type(ts.embedder.inner).__name__)
+    out: dict[str, Any] = {"engine": engine}
+    for name, xs in (("wall", wall), ("embed", embed), ("search", search)):
+        out[f"{name}_p50"], out[f"{name}_p95"] = _quantiles(xs)
+    return out
+
+
+def main(argv: list[str]) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--home", type=Path, required=True)
+    ap.add_argument("--collection", required=True)
+    ap.add_argument("--queries", type=Path, required=True, help="a BEIR queries.jsonl")
+    ap.add_argument("--limit", type=int, default=200)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args(argv)
+    with args.queries.open(encoding="utf-8") as f:
+        questions = [json.loads(line)["text"] for line in f if line.strip()][: args.limit]
+    load0 = os.getloadavg()
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="tansaku-newq-") as tmp:
+        home = Path(tmp) / "ws"
+        shutil.copytree(args.home, home)
+        for i in range(args.runs):
+            runs.append(one_run(home, args.collection, questions))
+            print(
+                f"run {i + 1}: "
+                + ", ".join(f"{k} {v}" for k, v in runs[-1].items() if k != "engine"),
+                file=sys.stderr,
+            )
+    summary = {k: round(statistics.median(r[k] for r in runs), 2) for k in runs[0] if k != "engine"}
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    report = {
+        "commit": commit,
+        "collection": args.collection,
+        "questions": len(questions),
+        "runs": args.runs,
+        "engine": runs[0]["engine"],
+        "load_before": [round(x, 2) for x in load0],
+        "load_after": [round(x, 2) for x in os.getloadavg()],
+        "median_over_runs_ms": summary,
+        "per_run": runs,
+    }
+    print(json.dumps(report, ensure_ascii=False, indent=1))
+    if args.json:
+        args.json.write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
