@@ -85,6 +85,8 @@ def test_bigram_mode_round_trips_through_toml_dicts():
         ({"name": "x", "search": {"top_k": 0}}, "top_k"),
         ({"name": "x", "axes": []}, "検索軸"),
         ({"name": "x", "axes": [{"mode": "bm25"}]}, "name"),
+        ({"name": "x", "axes": [{"name": "a", "mode": "bm25", "weight": "重い"}]}, "weight"),
+        ({"name": "x", "axes": [1]}, r"\[\[axes\]\]"),
         ({}, "name"),
     ],
 )

@@ -348,12 +348,12 @@ def config_from_dict(data: Mapping[str, Any], *, name: str | None = None) -> Col
                     name=str(a["name"]),
                     mode=AxisMode.from_str(str(a["mode"])),
                     fields=tuple(a.get("fields", ())),
-                    weight=float(a.get("weight", 1.0)),
+                    weight=_num(a, "axes", "weight", 1.0),
                 )
                 for a in axes_raw
             )
-        except KeyError as exc:
-            raise ConfigError(f"軸(axes)の定義に {exc} がありません") from None
+        except (KeyError, TypeError) as exc:  # a key missing, or an entry that is no table
+            raise ConfigError(f"[[axes]] には name と mode が必要です: {exc}") from None
     fusion_raw = data.get("fusion", {})
     fusion = FusionConfig(
         method=FusionMethod.from_str(str(fusion_raw.get("method", "linear"))),
