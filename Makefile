@@ -22,11 +22,15 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP) ## create .venv and install tansaku with every extra and the dev tools
 
+# The whole suite waits on disk, processes and servers as much as it computes: one worker more
+# than the cores keeps them busy. worksteal: an idle worker takes tests queued on a busy one.
+TEST_WORKERS ?= $(shell $(PY) -c 'import os; print((os.cpu_count() or 1) + 1)')
+
 test: $(STAMP) ## run the whole test suite (unit + integration + e2e, browser, PostgreSQL) on every core
-	$(BIN)/pytest -n auto
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal
 
 test-fast: $(STAMP) ## the developer's loop: in-process tests only (no real model, browser, PostgreSQL or CLI processes), on every core
-	$(BIN)/pytest -m "not integration and not e2e" -n auto
+	$(BIN)/pytest -m "not integration and not e2e" -n auto --dist worksteal
 
 test-unit: test-fast ## alias of test-fast
 
