@@ -147,3 +147,25 @@ def test_row_with_no_text(tmp_path: Path) -> None:
     result = load(write(tmp_path / "t.csv", "id,text\nA,内容あり\nB,\n"), config(cfg))
     assert [r.id for r in result.records] == ["A:body"]
     assert reasons(result) == ["3行目に検索できるテキストがありません"]
+
+
+FAQ = """\
+質問,回答,カテゴリ
+転入届はどこに出せばよいですか。,市役所本庁舎1階の市民課窓口か、各支所で受け付けています。,届出
+粗大ごみの出し方を教えてください。,前日までに粗大ごみ受付センターへ電話かウェブで申し込みます。,ごみ
+"""
+
+
+def test_a_qa_sheet_titles_each_row_with_its_question(tmp_path: Path) -> None:
+    result = load(write(tmp_path / "faq.csv", FAQ))
+    assert result.errors == ()
+    first = result.records[0]
+    assert first.metadata["title"] == "転入届はどこに出せばよいですか。"
+    # question and answer stay one text to search (measured best: docs/benchmarks.md)
+    assert first.text.startswith("質問: 転入届はどこに出せばよいですか。\n回答: 市役所本庁舎")
+
+
+def test_a_title_column_wins_over_the_question(tmp_path: Path) -> None:
+    sheet = "件名,質問,回答\n転入,転入届はどこに出しますか。,市民課です。\n"
+    (record,) = load(write(tmp_path / "faq.csv", sheet)).records
+    assert record.metadata["title"] == "転入"

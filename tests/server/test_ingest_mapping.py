@@ -351,3 +351,17 @@ def test_suggestions_for_the_demo_tables_as_shipped():
         suggested = suggest_mapping(read_table("corpus.jsonl", head))
         assert suggested["id_column"] == "_id" and suggested["title_column"] == "title"
         assert suggested["text_fields"] == {"body": ["text"]}
+
+
+def test_the_suggestion_for_a_qa_sheet_titles_it_with_the_question() -> None:
+    from tansaku.ingest.preview import read_table, suggest_mapping
+
+    sheet = (
+        "No,質問,回答\n"
+        "1,住民票の写しはどこで取れますか。,市役所の市民課か、マイナンバーカードでコンビニでも取れます。\n"
+        "2,犬の登録はどうすればよいですか。,生後91日以上の犬は保健所か動物病院で登録してください。\n"
+    ).encode()
+    suggested = suggest_mapping(read_table("faq.csv", sheet))
+    assert suggested["id_column"] == "No"
+    assert suggested["title_column"] == "質問"
+    assert suggested["text_fields"] == {"body": ["質問", "回答"]}

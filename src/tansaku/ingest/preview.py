@@ -9,7 +9,8 @@ UTF-16 by BOM, Shift_JIS (cp932) for CSV/TSV; the same CSV reader). The suggesti
 every row (up to :data:`SCAN_ROWS`): the id is a column named like one (``id``, ``*_id``,
 ``番号``, ``コード``) whose values are unique, else the first column of unique short codes; the
 title a column named like one (``名前``, ``タイトル``, ``件名``, ``title``, ``name``,
-``店舗名``…); the first column whose values read as dates becomes metadata ``date``; prose
+``店舗名``…; in a CSV/TSV Q&A sheet, else the question column: ``質問``, ``question``…); the
+first column whose values read as dates becomes metadata ``date``; prose
 columns (long values or sentences; not JSON, links) and the title make the text field
 ``body``; the other columns become metadata (``店舗`` → ``store``, ``カテゴリ`` →
 ``category`` …, else under their own name).
@@ -32,6 +33,7 @@ from tansaku.ingest.loaders.base import (
     decode,
     normalize_date,
 )
+from tansaku.ingest.loaders.delimited import QUESTION_COLUMNS
 from tansaku.ingest.loaders.delimited import _rows as csv_rows  # the loader's own CSV reading
 from tansaku.ingest.loaders.settings import ENCODINGS_AUTO
 
@@ -239,6 +241,10 @@ def _guess_title(table: Table, taken: set[str]) -> str | None:
     for col in candidates:
         if _norm(col).endswith(_TITLE_SUFFIXES):
             return col
+    if table.family == "csv":  # JSON: a title is no text field, the question must stay one
+        for col in candidates:
+            if _norm(col) in QUESTION_COLUMNS:  # a Q&A sheet: the question, also in the text
+                return col
     return None
 
 

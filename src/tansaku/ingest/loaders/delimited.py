@@ -2,7 +2,8 @@
 
 With ``[ingest.csv]``: ``id_column`` gives the doc id (a row without one is reported and
 skipped), ``text_fields`` name the fields (one column → its value; several columns →
-``列名: 値`` lines), ``metadata_columns`` the metadata, ``title_column`` the title.
+``列名: 値`` lines), ``metadata_columns`` the metadata, ``title_column`` the title (else a
+column named like a title, else a Q&A sheet's question column: ``質問``, ``question``…).
 
 Without it: every non-empty column goes into field ``body`` as ``列名: 値`` lines; the doc id
 comes from a column named ``id`` / ``_id`` / ``*_id`` if there is one, else from the line
@@ -42,6 +43,9 @@ from tansaku.records import Record
 
 DEFAULT_SOURCE_TYPE = "table_row"
 TITLE_COLUMNS = ("title", "name", "タイトル", "件名", "名称", "名前")
+# without a title column, a Q&A sheet's question is the title (it stays in the body too: the
+# question and the answer searched as one text beat every split into fields, docs/benchmarks.md)
+QUESTION_COLUMNS = ("question", "q", "質問", "問い", "問", "質問内容", "お問い合わせ", "faq")
 QUOTE = '"'
 
 
@@ -208,7 +212,13 @@ class _RowBuilder:
         self.configured_id = settings.id_column
         self.id_column = settings.id_column or _auto_id_column(header)
         self.title_column = settings.title_column or next(
-            (c for c in header if c.lower() in TITLE_COLUMNS), None
+            (
+                c
+                for names in (TITLE_COLUMNS, QUESTION_COLUMNS)
+                for c in header
+                if c.lower() in names
+            ),
+            None,
         )
         self.type = source_type(settings.source_type, config, DEFAULT_SOURCE_TYPE)
         self.seen: dict[str, int] = {}
