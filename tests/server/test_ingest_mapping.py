@@ -365,3 +365,12 @@ def test_the_suggestion_for_a_qa_sheet_titles_it_with_the_question() -> None:
     assert suggested["id_column"] == "No"
     assert suggested["title_column"] == "質問"
     assert suggested["text_fields"] == {"body": ["質問", "回答"]}
+
+
+def test_a_short_qa_sheet_searches_question_and_answer() -> None:
+    from tansaku.ingest.preview import read_table, suggest_mapping
+
+    sheet = "question,answer\n釣り銭は何時に数える?,開店の30分前\n".encode()
+    suggested = suggest_mapping(read_table("faq.csv", sheet))
+    assert suggested["title_column"] == "question"
+    assert suggested["text_fields"] == {"body": ["question", "answer"]}

@@ -285,9 +285,10 @@ def suggest_mapping(table: Table) -> dict[str, Any]:
             key = col if key in (None, "title", "date") or key in metadata else key
             if key not in metadata:
                 metadata[key] = col
-    if not text:  # nothing long: the short columns are the text as well
-        text = [c for c in table.columns if c != id_col and c not in metadata.values()]
-        text = text or [c for c in table.columns if c != id_col]
+    if not [c for c in text if c != title]:  # nothing long besides the title: short columns too
+        rest = [c for c in table.columns if c not in (id_col, title)]
+        text = [title] if title else []
+        text += [c for c in rest if c not in metadata.values()] or rest
     return {
         "id_column": id_col,
         "title_column": title,
