@@ -15,6 +15,7 @@ import pytest
 
 from tansaku.embed import onnx_cache
 from tansaku.embed.e5_weights import bundled_weights_path
+from tansaku.embed.onnx_build import data_path
 from tansaku.embed.onnx_cache import ModelCache
 
 
@@ -24,6 +25,7 @@ def converter(monkeypatch):
 
     def fake_write(weights, variant, out: Path, *, scratch: Path) -> None:
         calls.append(variant)
+        data_path(out).write_bytes(b"tensors:" + variant.encode() * 5000)
         out.write_bytes(b"onnx-model:" + variant.encode() * 1000)
 
     monkeypatch.setattr(onnx_cache, "write_variant", fake_write)
@@ -138,3 +140,15 @@ def test_the_default_folder_follows_the_environment(monkeypatch, tmp_path) -> No
     monkeypatch.delenv("TANSAKU_MODEL_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert ModelCache().folder == tmp_path / "xdg" / "tansaku" / "models"
+
+
+def test_a_damaged_or_missing_data_file_is_rebuilt(tmp_path, converter) -> None:
+    first = ModelCache(tmp_path).get("q4")
+    with data_path(first.path).open("r+b") as fh:
+        fh.truncate(100)
+    assert ModelCache(tmp_path).get("q4").built
+    data_path(first.path).unlink()
+    again = ModelCache(tmp_path).get("q4")
+    assert again.built and data_path(again.path).exists()
+    assert converter == ["q4", "q4", "q4"]
+    assert ModelCache(tmp_path).get("q4").built is False

@@ -202,3 +202,27 @@ def test_an_unwritable_model_cache_is_named(tmp_path) -> None:
     emb = oe.OnnxE5Embedder(cache_dir=blocker / "models")
     with pytest.raises(ConfigError, match="TANSAKU_MODEL_CACHE"):
         emb.embed_queries(["冷蔵庫"])
+
+
+@pytest.mark.integration
+def test_the_large_tensors_live_in_a_data_file_that_is_checked_too(model_cache, tmp_path) -> None:
+    import shutil
+
+    from tansaku.embed.onnx_build import data_path
+
+    folder = tmp_path / "models"
+    shutil.copytree(model_cache, folder)
+    emb = oe.OnnxE5Embedder(variant="q4", cache_dir=folder).load()
+    assert emb.model is not None
+    data = data_path(emb.model.path)
+    assert data.stat().st_size > 50_000_000 > emb.model.path.stat().st_size  # the tables
+    before = emb.embed_queries(["冷蔵庫が壊れた"])
+    with data.open("r+b") as fh:  # same size, other bytes, a new modification time
+        fh.seek(data.stat().st_size // 2)
+        fh.write(b"\xff" * 4096)
+    again = oe.OnnxE5Embedder(variant="q4", cache_dir=folder).load()
+    assert again.model is not None and again.model.built  # the hash caught it: rebuilt
+    assert np.allclose(again.embed_queries(["冷蔵庫が壊れた"]), before, atol=1e-6)
+    assert sorted(p.name for p in folder.glob("e5-small-q4-*")) == sorted(
+        [again.model.path.name, data.name]
+    )

