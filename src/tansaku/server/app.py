@@ -101,6 +101,9 @@ def _warm_up(state: AppState) -> None:
     """Load the embedder before the first search needs it (``/healthz`` reports it)."""
     try:
         embedder = state.client.embedder
+        settle = getattr(embedder.inner, "settle", None)  # the default: its faster engine now
+        if settle is not None:
+            settle()
         embedder.embed_queries(["準備"])
         state.model = embedder.name
     except Exception as exc:
