@@ -177,16 +177,7 @@ def build(
     if len({d["_id"] for d in corpus}) != len(corpus):
         raise ValueError("two pages map to one id")
     report = {
-        "source": {
-            "repository": REPOSITORY,
-            "commit": source.commit(),
-            "folder": FOLDER,
-            "folder_tree": _tree(source),
-            "pages_read": len(pages),
-            "pages_sha256": digest.hexdigest(),
-            "original": "https://www.nta.go.jp/law/shitsugi/01.htm (国税庁 質疑応答事例)",
-        },
-        "licence": "国税庁ホームページ利用規約 (PDL 1.0, compatible with CC BY 4.0)",
+        **source_report(source, len(pages), digest.hexdigest()),
         "records": len(corpus),
         "queries": len(queries),
         "qrels": len(queries),
@@ -199,6 +190,22 @@ def build(
     }
     write_beir(out, corpus, queries, qrels, {}, report)
     return report
+
+
+def source_report(source: Source, pages_read: int, pages_sha256: str) -> dict[str, object]:
+    """Where the pages came from and under which licence: the head of a set's stats.json."""
+    return {
+        "source": {
+            "repository": REPOSITORY,
+            "commit": source.commit(),
+            "folder": FOLDER,
+            "folder_tree": _tree(source),
+            "pages_read": pages_read,
+            "pages_sha256": pages_sha256,
+            "original": "https://www.nta.go.jp/law/shitsugi/01.htm (国税庁 質疑応答事例)",
+        },
+        "licence": "国税庁ホームページ利用規約 (PDL 1.0, compatible with CC BY 4.0)",
+    }
 
 
 def _tree(source: Source) -> str:

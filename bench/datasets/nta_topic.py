@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _source import Source, build_parser, print_report, write_beir
-from nta_qa import FOLDER, REPOSITORY, _slug, _tree, parse, read_pages
+from nta_qa import REPOSITORY, _slug, parse, read_pages, source_report
 
 
 def build(source: Source, out: Path, max_queries: int = 1000) -> dict[str, object]:
@@ -83,16 +83,7 @@ def build(source: Source, out: Path, max_queries: int = 1000) -> dict[str, objec
     if len({d["_id"] for d in corpus}) != len(corpus):
         raise ValueError("two pages map to one id")
     report = {
-        "source": {
-            "repository": REPOSITORY,
-            "commit": source.commit(),
-            "folder": FOLDER,
-            "folder_tree": _tree(source),
-            "pages_read": len(pages),
-            "pages_sha256": digest.hexdigest(),
-            "original": "https://www.nta.go.jp/law/shitsugi/01.htm (国税庁 質疑応答事例)",
-        },
-        "licence": "国税庁ホームページ利用規約 (PDL 1.0, compatible with CC BY 4.0)",
+        **source_report(source, len(pages), digest.hexdigest()),
         "records": len(corpus),
         "queries": len(queries),
         "qrels": sum(len(r) for r in qrels.values()),
