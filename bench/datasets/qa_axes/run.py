@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 import time
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,27 +26,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
-from bench.retrieval_basket import HOME, run, table  # noqa: E402
+from bench.jsquad_analysis import paired_p  # noqa: E402
+from bench.retrieval_basket import HOME, _limit, run, table  # noqa: E402
 
 from tansaku.eval import load_dataset, load_eval_config  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 DATA = ROOT / "bench" / "data"
-
-
-def paired_p(a: list[float], b: list[float], rounds: int = 10_000, seed: int = 0) -> float:
-    """Two-sided p of a paired sign-flip randomisation test on the mean of ``b - a``."""
-    diffs = [y - x for x, y in zip(a, b, strict=True)]
-    observed = abs(sum(diffs))
-    if observed == 0:
-        return 1.0
-    rng = random.Random(seed)
-    hits = 0
-    for _ in range(rounds):
-        total = sum(d if rng.random() < 0.5 else -d for d in diffs)
-        if abs(total) >= observed - 1e-12:
-            hits += 1
-    return (hits + 1) / (rounds + 1)
 
 
 def deltas(results: dict[str, dict[str, dict[str, Any]]], names: list[str], base: str) -> str:
@@ -94,11 +78,7 @@ def main(argv: list[str]) -> None:
         path = DATA / name / "qa-axes" / "judgements.yaml"
         if not path.is_file():
             raise SystemExit(f"{path} is missing: python bench/datasets/qa_axes/prepare.py {name}")
-        ds = load_dataset(path)
-        if args.limit:
-            keep = dict(list(ds.queries.items())[: args.limit])
-            ds = replace(ds, queries=keep, qrels={q: ds.qrels[q] for q in keep})
-        sets.append(ds)
+        sets.append(_limit(load_dataset(path), args.limit))
     t0 = time.perf_counter()
     results = run(sets, confs, args.home)
     names = [c.name for c in confs]
