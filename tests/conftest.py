@@ -2,7 +2,10 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import shutil
 import socket
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +19,20 @@ EXAMPLES = REPO / "examples"
 def _isolated_home(tmp_path, monkeypatch):
     """No test touches ./.tansaku: TANSAKU_HOME points at a fresh folder per test."""
     monkeypatch.setenv("TANSAKU_HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture(scope="module")
+def qdrant_dir(work: Path) -> Iterator[Path]:
+    """A module's Qdrant local-mode store (``work``: the module's own folder): on /dev/shm when
+    there is one (local mode commits every point to SQLite, ~10 ms a point on disk), else
+    beside the module's workspaces."""
+    shm = Path("/dev/shm")
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        yield work / "qdrant"
+        return
+    folder = Path(tempfile.mkdtemp(prefix="tansaku-qdrant-", dir=shm))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -107,19 +106,6 @@ class Cli:
 
     def json(self, *args: str) -> Any:
         return json.loads(self.run(*args, "--json").stdout)
-
-
-@pytest.fixture(scope="module")
-def qdrant_dir(work: Path) -> Iterator[Path]:
-    """The local-mode store: on /dev/shm when there is one (local mode commits every point to
-    SQLite, ~10 ms a point on disk), else beside the workspaces."""
-    shm = Path("/dev/shm")
-    if not (shm.is_dir() and os.access(shm, os.W_OK)):
-        yield work / "qdrant"
-        return
-    folder = Path(tempfile.mkdtemp(prefix="tansaku-qdrant-e2e-", dir=shm))
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

@@ -4,9 +4,6 @@ import, and every axis mode answers ``search --json`` as the source workspace do
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,19 +15,6 @@ from tansaku.testing.fake_embedding_server import FakeEmbeddingServer
 from .support import CONFIGS, QUERIES, TEAMS, assert_same_hits, cli_json, hits
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture(scope="module")
-def qdrant_dir(work: Path) -> Iterator[Path]:
-    """The local-mode store: on /dev/shm when there is one (local mode commits every point to
-    SQLite, ~10 ms a point on disk), else beside the workspaces."""
-    shm = Path("/dev/shm")
-    if not (shm.is_dir() and os.access(shm, os.W_OK)):
-        yield work / "qdrant"
-        return
-    folder = Path(tempfile.mkdtemp(prefix="tansaku-qdrant-transfer-", dir=shm))
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
