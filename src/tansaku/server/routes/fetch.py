@@ -25,8 +25,7 @@ from tansaku.server.responses import WRITE, documented
 from tansaku.server.responses.jobs import JobResponse
 from tansaku.server.routes.ingest import _check_target, submit_ingest
 from tansaku.server.state import StateDep, TeamDep
-from tansaku.transfer.fetch import FetchError, download
-from tansaku.transfer.fetch_guard import workspace_settings
+from tansaku.transfer.fetch_guard import FetchError, workspace_settings
 from tansaku.workspace import validate_name
 
 router = APIRouter(tags=["取り込み"])
@@ -65,6 +64,8 @@ def fetch(name: str, body: FetchBody, state: StateDep, team: TeamDep) -> Respons
     exists = _check_target(state, team, collection)
     home = state.client.workspace.home
     folder = uploads.new_folder(home)
+    from tansaku.transfer.fetch import download  # httpx (and its CLI's rich) only when used
+
     try:
         got = download(
             body.url,
