@@ -81,17 +81,33 @@ class RecordReader(Protocol):
         ...
 
 
-class SearchOptions(TypedDict, total=False):
-    """What a BM25 or dense search of records asks besides its team and its query, each
-    optional (the defaults are :class:`~tansaku.store.record_base.SearchScope`'s)."""
+class BaseSearchOptions(TypedDict, total=False):
+    """What every search of a store asks besides its team and its query, each optional."""
 
     filter: Filter | None
     """Only records that pass it (default: none, every record of the team)."""
     limit: int
     """Hits at most (default 10)."""
+
+
+class SearchOptions(BaseSearchOptions, total=False):
+    """What a BM25 or dense search of records asks besides its team and its query, each
+    optional (the defaults are :class:`~tansaku.store.record_base.SearchScope`'s)."""
+
     with_text: bool
     """False: candidates — id, document, field and, of the metadata, ``source_type`` only —
     of which the caller reads the few it keeps with ``get`` (default True: whole records)."""
+
+
+class HybridOptions(BaseSearchOptions, total=False):
+    """What a hybrid search of records asks besides its team and its two legs, each optional."""
+
+    k: int
+    """The RRF constant: a leg's hit at 0-based rank r adds 1/(k + r) (default 60)."""
+    weights: Sequence[float] | None
+    """One weight per leg in the order dense, sparse (default: none, the legs weigh alike)."""
+    candidates: int
+    """Hits each leg prefetches before the fusion (default 100)."""
 
 
 @runtime_checkable
@@ -114,11 +130,7 @@ class RecordSearch(Protocol):
         *,
         sparse: SparseVec,
         dense: np.ndarray,
-        filter: Filter | None = None,
-        limit: int = 10,
-        k: int = 60,
-        weights: Sequence[float] | None = None,
-        candidates: int = 100,
+        **options: Unpack[HybridOptions],
     ) -> list[ScoredRecord]:
         """Engine-side RRF of a sparse and a dense leg (0-based ranks: 1/(k + rank))."""
         ...
@@ -164,6 +176,13 @@ class RecordStore(RecordReader, RecordSearch, RecordWriter, Maintained, Protocol
         ...
 
 
+class UnitSearchOptions(BaseSearchOptions, total=False):
+    """What a search of sentence units asks besides its team and its text, each optional."""
+
+    weights: Mapping[str, float] | None
+    """Bigram -> factor of its part of the score (default: none; a bigram not listed weighs 1)."""
+
+
 @runtime_checkable
 class UnitIndex(Maintained, Protocol):
     """The sentence units of ``bigram`` axes and their IDF statistics (units per team and
@@ -190,13 +209,9 @@ class UnitIndex(Maintained, Protocol):
         self,
         tenant: str,
         text: str,
-        *,
-        filter: Filter | None = None,
-        limit: int = 10,
-        weights: Mapping[str, float] | None = None,
+        **options: Unpack[UnitSearchOptions],
     ) -> list[ScoredRecord]:
-        """Records whose best unit matches the bigrams of ``text`` (id and document only);
-        ``weights`` scales a bigram's part of the score (bigrams not listed weigh 1)."""
+        """Records whose best unit matches the bigrams of ``text`` (id and document only)."""
         ...
 
     def idf_weights(

@@ -31,7 +31,7 @@ from tansaku.store.base import (
     scan_keys,
     stored_info,
 )
-from tansaku.store.protocols import Lengths, SearchOptions
+from tansaku.store.protocols import HybridOptions, Lengths, SearchOptions
 from tansaku.store.shard import filter_payload
 from tansaku.store.sparse import SparseVec
 
@@ -175,17 +175,15 @@ class RecordStoreBase(ABC):
         *,
         sparse: SparseVec,
         dense: np.ndarray,
-        filter: Filter | None = None,
-        limit: int = 10,
-        k: int = 60,
-        weights: Sequence[float] | None = None,
-        candidates: int = 100,
+        **options: Unpack[HybridOptions],
     ) -> list[ScoredRecord]:
         """One request: a dense and a BM25 prefetch fused by the engine's RRF with ``k``
         pinned (0-based ranks: 1/(k + rank) per leg; ``weights`` in the order dense, sparse)."""
-        scope = SearchScope(tenant, filter, limit)
+        scope = SearchScope(tenant, options.get("filter"), options.get("limit", 10))
+        candidates = options.get("candidates", 100)
         legs = [self._dense_leg(dense, scope, candidates)]
         if len(sparse):
             legs.append(self._sparse_leg(sparse, scope, candidates))
+        weights = options.get("weights")
         w = list(weights)[: len(legs)] if weights is not None else None
-        return self._fused(legs, scope, k=k, weights=w)
+        return self._fused(legs, scope, k=options.get("k", 60), weights=w)

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Unpack
 
 from tansaku.records import Record
-from tansaku.store.base import Filter, ScoredRecord
+from tansaku.store.base import ScoredRecord
 from tansaku.store.ids import unit_point_id
+from tansaku.store.protocols import UnitSearchOptions
 from tansaku.store.record_base import SearchScope
 from tansaku.store.shard import filter_payload
 from tansaku.store.sparse import SparseVec, bigram_scale, doc_vector
@@ -55,10 +56,7 @@ class UnitSearch(ABC):
         self,
         tenant: str,
         text: str,
-        *,
-        filter: Filter | None = None,
-        limit: int = 10,
-        weights: Mapping[str, float] | None = None,
+        **options: Unpack[UnitSearchOptions],
     ) -> list[ScoredRecord]:
         """Records whose best unit matches the bigrams of ``text``, best first, at most
         ``limit`` (fewer when the best ``limit × FETCH_FACTOR`` units share records).
@@ -66,12 +64,13 @@ class UnitSearch(ABC):
         The records carry their id and document only — no field, metadata or text: reading
         payloads is most of the cost of this search (~4 µs a unit), so the caller reads the
         records it keeps from the record store."""
+        limit = options.get("limit", 10)
         if limit <= 0:
             return []
         grams = bigrams(text)
-        scope = SearchScope(tenant, filter, limit * FETCH_FACTOR, with_text=False)
+        scope = SearchScope(tenant, options.get("filter"), limit * FETCH_FACTOR, with_text=False)
         best: dict[str, ScoredRecord] = {}
-        for h in self._unit_hits(grams, bigram_scale(grams, weights), scope):
+        for h in self._unit_hits(grams, bigram_scale(grams, options.get("weights")), scope):
             rid = h.record.id
             if h.score <= 0 or not rid or rid in best:
                 continue  # units come best first: the first unit of a record is its best
