@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any, Protocol, Unpack
+from typing import Any, Protocol, TypedDict, Unpack
 
 from tansaku.backends import WriterOptions
 from tansaku.backends.locks import WaitFn
@@ -126,22 +126,41 @@ def _writer(
         yield col, ts.embedder if col.needs_dense else None
 
 
+class BulkIngestOptions(TypedDict, total=False):
+    """The keywords :func:`bulk_ingest` and :func:`bulk_ingest_records` share besides the
+    collection, each optional."""
+
+    team: str
+    """The team the records belong to (default ``DEFAULT_TEAM``)."""
+    config: CollectionConfig | str | Path | None
+    """The collection's config, or the path of its TOML (default: the collection's own)."""
+    sync: bool
+    """Make the collection mirror the input: documents it no longer has are deleted."""
+    progress: ProgressFn | None
+    """Told (stage, done, total): ``load``, ``write``, then ``sync`` / ``index``."""
+    on_progress: BulkProgressFn | None
+    """Told a :class:`BulkProgress` (rates, the time left) after every batch."""
+    on_wait: WaitFn | None
+    """Told once, in Japanese, when the writer lock is busy and the run waits for it."""
+    options: BulkOptions | None
+    """How the run paces itself (default ``BulkOptions()``)."""
+
+
 def _ingest(
     ts: IngestTarget,
     batches: Callable[[Collection], Iterator[LoadedBatch]],
     reporter: _Reporter,
+    opts: BulkOptions,
     *,
     collection: str,
-    team: str,
-    config: CollectionConfig | str | Path | None,
-    on_wait: WaitFn | None,
-    options: BulkOptions,
     sync_roots: Sequence[Path] | None = None,
     sync_all: bool = False,
+    **kw: Unpack[BulkIngestOptions],
 ) -> IngestReport:
-    cfg = collection_config(collection, config, team)
-    with _writer(ts, collection, cfg, on_wait) as (col, embedder):
-        run = BulkRun(col, embedder, team, options, reporter, ts.checkpoint)
+    team = kw.get("team", DEFAULT_TEAM)
+    cfg = collection_config(collection, kw.get("config"), team)
+    with _writer(ts, collection, cfg, kw.get("on_wait")) as (col, embedder):
+        run = BulkRun(col, embedder, team, opts, reporter, ts.checkpoint)
         reporter.run = run
         report = run.execute(batches(col), sync_roots=sync_roots, sync_all=sync_all)
     reporter("done")
@@ -153,23 +172,20 @@ def bulk_ingest(
     paths: Sequence[str | Path],
     *,
     collection: str,
-    team: str = DEFAULT_TEAM,
-    config: CollectionConfig | str | Path | None = None,
-    sync: bool = False,
-    progress: ProgressFn | None = None,
-    on_progress: BulkProgressFn | None = None,
-    on_wait: WaitFn | None = None,
     follow_symlinks: bool = False,
-    options: BulkOptions | None = None,
+    **kw: Unpack[BulkIngestOptions],
 ) -> IngestReport:
     """Load files and folders into ``collection`` for ``team`` as a bounded pipeline (see the
     module docstring); the same report, the same records and the same failures as
     :meth:`Tansaku.ingest <tansaku.client.Tansaku.ingest>`, and the same ``progress``
     stages (``load``, ``write``, then ``sync`` / ``index``), with ``on_progress`` told
-    rates and the time left after every batch. The writer lock is held for the whole run."""
-    opts = options or BulkOptions()
+    rates and the time left after every batch. The writer lock is held for the whole run.
+    ``follow_symlinks`` also follows links that leave the given folders; the other keywords
+    are :class:`BulkIngestOptions`."""
+    opts = kw.get("options") or BulkOptions()
     sources = walk(paths, follow_symlinks=follow_symlinks)
-    reporter = _Reporter(progress, on_progress, len(sources.files), sources.total_bytes)
+    files, size = len(sources.files), sources.total_bytes
+    reporter = _Reporter(kw.get("progress"), kw.get("on_progress"), files, size)
     limits = ts.ingest_limits  # an invalid [ingest] of tansaku.toml fails before any work
 
     def batches(col: Collection) -> Iterator[LoadedBatch]:
@@ -184,17 +200,8 @@ def bulk_ingest(
             limits=limits,
         )
 
-    return _ingest(
-        ts,
-        batches,
-        reporter,
-        collection=collection,
-        team=team,
-        config=config,
-        on_wait=on_wait,
-        options=opts,
-        sync_roots=sync_roots_of(paths) if sync else None,
-    )
+    roots = sync_roots_of(paths) if kw.get("sync") else None
+    return _ingest(ts, batches, reporter, opts, collection=collection, sync_roots=roots, **kw)
 
 
 def bulk_ingest_records(
@@ -202,28 +209,21 @@ def bulk_ingest_records(
     records: Iterable[Record],
     *,
     collection: str,
-    team: str = DEFAULT_TEAM,
-    config: CollectionConfig | str | Path | None = None,
-    sync: bool = False,
-    progress: ProgressFn | None = None,
-    on_progress: BulkProgressFn | None = None,
-    on_wait: WaitFn | None = None,
-    options: BulkOptions | None = None,
+    **kw: Unpack[BulkIngestOptions],
 ) -> IngestReport:
     """Records you build yourself (a generator is read as the pipeline goes, never whole);
-    ``sync`` makes the collection mirror them. Keep each document's records together."""
-    opts = options or BulkOptions()
-    reporter = _Reporter(progress, on_progress, 0, 0)
+    ``sync`` makes the collection mirror them. Keep each document's records together. The
+    keywords besides ``collection`` are :class:`BulkIngestOptions`."""
+    opts = kw.get("options") or BulkOptions()
+    reporter = _Reporter(kw.get("progress"), kw.get("on_progress"), 0, 0)
     return _ingest(
         ts,
         lambda _col: record_batches(records, batch_records=opts.batch_records),
         reporter,
+        opts,
         collection=collection,
-        team=team,
-        config=config,
-        on_wait=on_wait,
-        options=opts,
-        sync_all=sync,
+        sync_all=kw.get("sync", False),
+        **kw,
     )
 
 
@@ -254,6 +254,7 @@ def write_records(
 
 
 __all__ = [
+    "BulkIngestOptions",
     "BulkOptions",
     "BulkProgress",
     "BulkProgressFn",
