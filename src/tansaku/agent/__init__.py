@@ -8,10 +8,9 @@ configured, or when the model fails — the offline router's extractive answers.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Unpack
 
 from tansaku.agent.citations import strip_markers
 from tansaku.agent.conversations import (
@@ -29,7 +28,7 @@ from tansaku.agent.react import AgentLimits, run_agent
 from tansaku.agent.unanswered import Unanswered, UnansweredLog
 from tansaku.errors import InvalidRequest
 from tansaku.search.limits import check_query, control_characters
-from tansaku.tools import toolset
+from tansaku.tools import ScopeOptions, toolset
 from tansaku.workspace import DEFAULT_TEAM
 
 if TYPE_CHECKING:
@@ -102,17 +101,12 @@ def ask(
     client: Tansaku,
     question: str,
     *,
-    team: str = DEFAULT_TEAM,
-    collections: Mapping[str, str] | Sequence[str] | None = None,
-    now: datetime | None = None,
-    tables: Any = None,
-    store: str | None = None,
-    user: str | None = None,
     model: ChatModel | None = None,
     conversation_id: str | None = None,
     on_event: EventCallback | None = None,
     offline: bool = False,
     limits: AgentLimits | None = None,
+    **scope: Unpack[ScopeOptions],
 ) -> Answer:
     """Answer ``question`` for ``team`` and record the turn in a conversation.
 
@@ -123,22 +117,19 @@ def ask(
     exactly one store narrows an unrestricted caller to it; ``user`` (who asks) and the store
     are named to the model with the date and weekday (design 000's context). Events reach
     ``on_event`` as they happen. ``collections``: the names of the collections in scope (or
-    role → name); a blank, over-long or control-character question raises
-    :class:`~tansaku.errors.InvalidRequest` before anything is searched or logged."""
+    role → name); ``now``, the reference time of relative dates, and ``tables``, the
+    statistics' tables, as :func:`~tansaku.tools.toolset` takes them
+    (:class:`~tansaku.tools.ScopeOptions`). A blank, over-long or control-character question
+    raises :class:`~tansaku.errors.InvalidRequest` before anything is searched or logged."""
     check_question(question)
+    team = scope.get("team", DEFAULT_TEAM)
     convs = conversations(client)
     turns = convs.history(conversation_id, team, HISTORY_TURNS * 2) if conversation_id else []
     resolved = resolve_followup(question, [t.text for t in turns if t.role == "user"])
     named = stores_in(resolved)
-    tools = toolset(
-        client,
-        team=team,
-        collections=collections,
-        now=now,
-        tables=tables,
-        store=store or (named[0] if len(named) == 1 else None),
-        user=check_user(user),
-    )
+    scope["store"] = scope.get("store") or (named[0] if len(named) == 1 else None)
+    scope["user"] = check_user(scope.get("user"))
+    tools = toolset(client, **scope)
     chat = None if offline else (model or configured_model(client))
     log = unanswered_log(client)
     if chat is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from tansaku.tools.analytics import ANALYTICS_TOOLS, sql_tool_specs
 from tansaku.tools.knowledge import knowledge_specs
@@ -30,37 +30,48 @@ DEFAULT_COLLECTIONS = {
 }
 
 
-def toolset(
-    client: Tansaku,
-    *,
-    team: str = DEFAULT_TEAM,
-    collections: Mapping[str, str] | Sequence[str] | None = None,
-    now: datetime | None = None,
-    tables: Any = None,
-    store: str | None = None,
-    user: str | None = None,
-) -> Toolset:
+class ScopeOptions(TypedDict, total=False):
+    """The keywords that fix a toolset's scope (:func:`toolset`, and ``tansaku.agent.ask``
+    which builds one), each optional; they become the :class:`ToolScope`."""
+
+    team: str
+    """Whose records and statistics (default ``DEFAULT_TEAM``)."""
+    collections: Mapping[str, str] | Sequence[str] | None
+    """Collection names (roles from their configs) or role → name (default: one per role)."""
+    now: datetime | None
+    """The time relative dates are read at (default: the current time in Asia/Tokyo)."""
+    tables: Any
+    """A ``TableDatabase``: adds the statistics and SQL tools (default: none)."""
+    store: str | None
+    """The one store the statistics may show (default: none, every store)."""
+    user: str | None
+    """Who asks, named to the model (default: nobody)."""
+
+
+def toolset(client: Tansaku, **scope: Unpack[ScopeOptions]) -> Toolset:
     """The built-in tools bound to ``team`` and ``collections``: the names of the collections
     in scope (each collection's role — ``reports``, ``manuals``, ``notes``, ``cards`` — read
     from its config's ``source_type``), or a role → collection name mapping; any collection is
     searched by ``search_rag_knowledge_base`` and by the offline answer. With ``tables`` (a
     ``TableDatabase``) also the statistics and the registry's SQL tools, scoped to ``store``
     when given (``user``: who asks, named to the model). The lab-note and card tools are there
-    when their collection exists; the lab-note modes are its axes."""
-    validate_name(team, "チーム名")
-    scope = ToolScope(
+    when their collection exists; the lab-note modes are its axes. ``now``: the reference time
+    of relative dates (:class:`ScopeOptions`)."""
+    team = validate_name(scope.get("team", DEFAULT_TEAM), "チーム名")
+    tables = scope.get("tables")
+    bound = ToolScope(
         client=client,
         team=team,
-        collections=_scope_collections(client, collections),
-        now=now,
+        collections=_scope_collections(client, scope.get("collections")),
+        now=scope.get("now"),
         tables=tables,
-        store=store,
-        user=user,
+        store=scope.get("store"),
+        user=scope.get("user"),
     )
-    specs = [*SEARCH_TOOLS, *knowledge_specs(scope)]
+    specs = [*SEARCH_TOOLS, *knowledge_specs(bound)]
     if tables is not None:
         specs += [*ANALYTICS_TOOLS, *sql_tool_specs(tables)]
-    return Toolset(specs, scope)
+    return Toolset(specs, bound)
 
 
 def _scope_collections(
@@ -77,4 +88,13 @@ def _scope_collections(
     return scope_mapping(names, configs)
 
 
-__all__ = ["ToolError", "ToolScope", "ToolSpec", "Toolset", "parameters_of", "tool", "toolset"]
+__all__ = [
+    "ScopeOptions",
+    "ToolError",
+    "ToolScope",
+    "ToolSpec",
+    "Toolset",
+    "parameters_of",
+    "tool",
+    "toolset",
+]
