@@ -20,7 +20,7 @@ import urllib.request
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict, Unpack
 
 from tansaku.errors import TansakuError, http_status_cause
 
@@ -51,17 +51,21 @@ class RerankScore:
     """Relevance given by the reranker; higher is better (scales differ between models)."""
 
 
+class RerankOptions(TypedDict, total=False):
+    """What a rerank asks besides the query and the documents, each optional."""
+
+    top_n: int | None
+    """Scores at most (default: none, one per document)."""
+    timeout: float | None
+    """Seconds the reranker may take (default: its own)."""
+
+
 class Reranker(Protocol):
     @property
     def name(self) -> str: ...
 
     def rerank(
-        self,
-        query: str,
-        documents: Sequence[str],
-        *,
-        top_n: int | None = None,
-        timeout: float | None = None,
+        self, query: str, documents: Sequence[str], **options: Unpack[RerankOptions]
     ) -> list[RerankScore]:
         """Scores best first (at most ``top_n``); raises :class:`RerankError`."""
         ...
@@ -263,14 +267,10 @@ class _WireReranker:
         self.url = _endpoint(wire, base_url, version)
 
     def rerank(
-        self,
-        query: str,
-        documents: Sequence[str],
-        *,
-        top_n: int | None = None,
-        timeout: float | None = None,
+        self, query: str, documents: Sequence[str], **options: Unpack[RerankOptions]
     ) -> list[RerankScore]:
         wire = self._wire
+        timeout, top_n = options.get("timeout"), options.get("top_n")
         t = self.timeout if timeout is None else _check_timeout(wire, timeout)
         if top_n is not None and not is_positive(top_n, integer=True):
             raise RerankError(wire, f"top_n は 1 以上の整数にしてください(現在: {top_n!r})")
