@@ -8,8 +8,9 @@ seams, with the rule-based ones as fallback.
 A search never fails because of the model: an error, a timeout (``timeout`` seconds per call,
 enforced here even if a provider hangs), a refusal or malformed output falls back to the rules
 for that call, and after ``failures_before_pause`` failures in a row the model is skipped for
-``pause_s`` seconds (a dead server must not add its timeout to every search). Answers are bounded:
-at most ``max_queries`` queries of at most 200 characters each, control characters removed.
+``pause_s`` seconds (:class:`~tansaku.agent.model_guard.PauseOptions`: a dead server must not add
+its timeout to every search). Answers are bounded: at most ``max_queries`` queries of at most 200
+characters each, control characters removed.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
-from tansaku.agent.model_guard import MalformedOutput, ModelGuard
+from tansaku.agent.model_guard import MalformedOutput, ModelGuard, PauseOptions
 from tansaku.agent.models.base import ChatModel
 from tansaku.search.classify import Classification, Classifier, QueryLabel, RuleClassifier
 from tansaku.search.expand import ExpandContext, Expander, RuleExpander, date_label
@@ -112,8 +113,7 @@ class LLMExpander:
         clock: Callable[[], datetime] | None = None,
         role: str = DEFAULT_ROLE,
         context: dict[str, str] | None = None,
-        failures_before_pause: int = 3,
-        pause_s: float = 60.0,
+        **pause: Unpack[PauseOptions],
     ) -> None:
         if not 1 <= max_queries <= 10:
             raise ValueError(f"max_queries must be 1..10, got {max_queries}")
@@ -123,13 +123,7 @@ class LLMExpander:
         self.role = role
         self.context = dict(context or {})  # e.g. {"店舗": "新宿店", "ユーザー": "田中太郎"}
         self.last_source = ""  # "model" or "rules(<why>)": what answered the last call
-        self._guard = ModelGuard(
-            model,
-            timeout=timeout,
-            failures_before_pause=failures_before_pause,
-            pause_s=pause_s,
-            cache_size=256,
-        )
+        self._guard = ModelGuard(model, timeout=timeout, cache_size=256, **pause)
 
     @property
     def name(self) -> str:
@@ -195,19 +189,12 @@ class LLMClassifier:
         fallback: Classifier | None = None,
         timeout: float = 5.0,
         role: str = DEFAULT_ROLE,
-        failures_before_pause: int = 3,
-        pause_s: float = 60.0,
+        **pause: Unpack[PauseOptions],
     ) -> None:
         self.fallback = fallback or RuleClassifier()
         self.role = role
         self.last_source = ""
-        self._guard = ModelGuard(
-            model,
-            timeout=timeout,
-            failures_before_pause=failures_before_pause,
-            pause_s=pause_s,
-            cache_size=1024,
-        )
+        self._guard = ModelGuard(model, timeout=timeout, cache_size=1024, **pause)
 
     def classify(self, query: str) -> Classification:
         prompt = CLASSIFY_PROMPT.format(role=self.role, query=query)

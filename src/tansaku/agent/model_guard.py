@@ -11,7 +11,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any, TypedDict, TypeVar, Unpack, cast
 
 from tansaku.agent.models.base import ChatModel, ChatResponse, Message
 
@@ -45,25 +45,28 @@ def parse_json(text: str) -> Any:
     raise MalformedOutput(f"not JSON: {text[:80]!r}")
 
 
+class PauseOptions(TypedDict, total=False):
+    """When a failing model is skipped (the caller's rules answer meanwhile), each optional."""
+
+    failures_before_pause: int
+    """Failures in a row that pause the model (default 3)."""
+    pause_s: float
+    """Seconds the paused model is skipped (default 60)."""
+
+
 class ModelGuard:
     """A model call under a hard timeout (on a daemon thread), with a pause after repeated
     failures and a small cache of answers."""
 
     def __init__(
-        self,
-        model: ChatModel,
-        *,
-        timeout: float,
-        failures_before_pause: int,
-        pause_s: float,
-        cache_size: int,
+        self, model: ChatModel, *, timeout: float, cache_size: int, **pause: Unpack[PauseOptions]
     ) -> None:
         if timeout <= 0:
             raise ValueError(f"timeout must be > 0, got {timeout}")
         self.model = model
         self.timeout = timeout
-        self.failures_before_pause = failures_before_pause
-        self.pause_s = pause_s
+        self.failures_before_pause = pause.get("failures_before_pause", 3)
+        self.pause_s = pause.get("pause_s", 60.0)
         self.cache_size = cache_size
         self._cache: OrderedDict[Any, Any] = OrderedDict()
         self._failures = 0
