@@ -173,3 +173,13 @@ def http_status_cause(status: int, detail: str = "", hints: Mapping[int, str] | 
     else:
         cause = f"リクエストが拒否されました(HTTP {status})"
     return f"{cause}: {detail[:200]}" if detail else cause
+
+
+def check_keywords(func: str, given: Mapping[str, object], allowed: type) -> None:
+    """Raise ``TypeError`` as Python does for a keyword ``allowed`` (a ``TypedDict`` taken as
+    ``**kwargs: Unpack[...]``) does not declare: a misspelt option fails instead of being
+    ignored."""
+    known = allowed.__required_keys__ | allowed.__optional_keys__  # type: ignore[attr-defined]
+    for key in given:
+        if key not in known:
+            raise TypeError(f"{func}() got an unexpected keyword argument {key!r}")

@@ -26,7 +26,7 @@ from tansaku.agent.models.base import ChatModel, Message
 from tansaku.agent.offline import answer_offline
 from tansaku.agent.react import AgentLimits, run_agent
 from tansaku.agent.unanswered import Unanswered, UnansweredLog
-from tansaku.errors import InvalidRequest
+from tansaku.errors import InvalidRequest, check_keywords
 from tansaku.search.limits import check_query, control_characters
 from tansaku.tools import ScopeOptions, toolset
 from tansaku.workspace import DEFAULT_TEAM
@@ -121,6 +121,7 @@ def ask(
     statistics' tables, as :func:`~tansaku.tools.toolset` takes them
     (:class:`~tansaku.tools.ScopeOptions`). A blank, over-long or control-character question
     raises :class:`~tansaku.errors.InvalidRequest` before anything is searched or logged."""
+    check_keywords("ask", scope, ScopeOptions)
     check_question(question)
     team = scope.get("team", DEFAULT_TEAM)
     convs = conversations(client)

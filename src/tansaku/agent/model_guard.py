@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, TypedDict, TypeVar, Unpack, cast
 
 from tansaku.agent.models.base import ChatModel, ChatResponse, Message
+from tansaku.errors import check_keywords
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -61,6 +62,7 @@ class ModelGuard:
     def __init__(
         self, model: ChatModel, *, timeout: float, cache_size: int, **pause: Unpack[PauseOptions]
     ) -> None:
+        check_keywords(type(self).__name__, pause, PauseOptions)
         if timeout <= 0:
             raise ValueError(f"timeout must be > 0, got {timeout}")
         self.model = model

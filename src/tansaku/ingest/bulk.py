@@ -37,6 +37,7 @@ from tansaku.backends.locks import WaitFn
 from tansaku.collection import Collection
 from tansaku.config import CollectionConfig
 from tansaku.embed.cache import CachedEmbedder
+from tansaku.errors import check_keywords
 from tansaku.ingest.apply import ProgressFn
 from tansaku.ingest.bulk_run import BulkOptions, BulkRun
 from tansaku.ingest.loaders.settings import IngestLimits
@@ -182,6 +183,7 @@ def bulk_ingest(
     rates and the time left after every batch. The writer lock is held for the whole run.
     ``follow_symlinks`` also follows links that leave the given folders; the other keywords
     are :class:`BulkIngestOptions`."""
+    check_keywords("bulk_ingest", kw, BulkIngestOptions)
     opts = kw.get("options") or BulkOptions()
     sources = walk(paths, follow_symlinks=follow_symlinks)
     files, size = len(sources.files), sources.total_bytes
@@ -214,6 +216,7 @@ def bulk_ingest_records(
     """Records you build yourself (a generator is read as the pipeline goes, never whole);
     ``sync`` makes the collection mirror them. Keep each document's records together. The
     keywords besides ``collection`` are :class:`BulkIngestOptions`."""
+    check_keywords("bulk_ingest_records", kw, BulkIngestOptions)
     opts = kw.get("options") or BulkOptions()
     reporter = _Reporter(kw.get("progress"), kw.get("on_progress"), 0, 0)
     return _ingest(

@@ -22,7 +22,7 @@ from dataclasses import KW_ONLY, dataclass
 from enum import StrEnum
 from typing import Any, Protocol, TypedDict, Unpack
 
-from tansaku.errors import TansakuError, http_status_cause
+from tansaku.errors import TansakuError, check_keywords, http_status_cause
 
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 TIMEOUT_CAUSE = "リランカーが時間内に応答しませんでした"
@@ -269,6 +269,7 @@ class _WireReranker:
     def rerank(
         self, query: str, documents: Sequence[str], **options: Unpack[RerankOptions]
     ) -> list[RerankScore]:
+        check_keywords("rerank", options, RerankOptions)
         wire = self._wire
         timeout, top_n = options.get("timeout"), options.get("top_n")
         t = self.timeout if timeout is None else _check_timeout(wire, timeout)

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
+from tansaku.errors import check_keywords
 from tansaku.tools.analytics import ANALYTICS_TOOLS, sql_tool_specs
 from tansaku.tools.knowledge import knowledge_specs
 from tansaku.tools.registry import Toolset
@@ -57,6 +58,7 @@ def toolset(client: Tansaku, **scope: Unpack[ScopeOptions]) -> Toolset:
     when given (``user``: who asks, named to the model). The lab-note and card tools are there
     when their collection exists; the lab-note modes are its axes. ``now``: the reference time
     of relative dates (:class:`ScopeOptions`)."""
+    check_keywords("toolset", scope, ScopeOptions)
     team = validate_name(scope.get("team", DEFAULT_TEAM), "チーム名")
     tables = scope.get("tables")
     bound = ToolScope(
