@@ -1,4 +1,4 @@
-"""Handing back the page cache a freshly loaded read-only shard holds.
+"""Handing back the resident file pages a freshly loaded read-only shard holds.
 
 When qdrant-edge loads a shard it reads some of its files through whole: the payload indexes
 of an appendable segment always (whatever their memory placement), and every structure of a
@@ -7,10 +7,11 @@ per payload index, 32 MiB per vector or payload store), so a shard of a few hund
 ended up holding 25–70 MiB of resident file pages, nearly all of them the zeros of unwritten
 space, in every process that searched it.
 
-:func:`release_file_pages` asks the kernel to reclaim the pages mapped from a folder
-(``madvise(MADV_PAGEOUT)``, Linux 5.4+): clean file pages are dropped and read again from disk
-or the page cache when a search touches them; the advice never discards data (a page that
-cannot be reclaimed stays). Elsewhere, or on an older kernel, it does nothing.
+:func:`release_file_pages` drops the pages from this process's page tables: for the shared
+file mappings the engine makes, ``madvise(MADV_DONTNEED)`` — the pages stay in the kernel's page
+cache, so a search that touches them again maps them back without reading the disk, and
+dirty pages are written back as usual (the advice never discards data); a private mapping gets
+``MADV_PAGEOUT`` (Linux 5.4+), which reclaims its clean pages. Elsewhere it does nothing.
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-MADV_PAGEOUT = 21  # linux/mman.h
+MADV_DONTNEED = 4  # linux/mman.h
+MADV_PAGEOUT = 21
 _MAPS = Path("/proc/self/maps")
 _libc: ctypes.CDLL | None = None
 _unsupported = not sys.platform.startswith("linux")
+_no_pageout = False
 
 
 def _madvise() -> ctypes.CDLL | None:
@@ -41,8 +44,8 @@ def _madvise() -> ctypes.CDLL | None:
     return _libc
 
 
-def mapped_ranges(folder: Path) -> list[tuple[int, int]]:
-    """(start, end) of this process's mappings of files inside ``folder``."""
+def mapped_ranges(folder: Path) -> list[tuple[int, int, bool]]:
+    """(start, end, shared) of this process's mappings of files inside ``folder``."""
     prefix = str(folder.resolve()) + "/"
     out = []
     try:
@@ -53,26 +56,27 @@ def mapped_ranges(folder: Path) -> list[tuple[int, int]]:
         parts = line.split(maxsplit=5)
         if len(parts) == 6 and parts[5].startswith(prefix):
             start, _, end = parts[0].partition("-")
-            out.append((int(start, 16), int(end, 16)))
+            out.append((int(start, 16), int(end, 16), parts[1].endswith("s")))
     return out
 
 
 def release_file_pages(folder: Path) -> int:
-    """Advise the kernel to reclaim the pages mapped from files in ``folder``; returns how
-    many mappings took the advice (0 where the platform has no ``MADV_PAGEOUT``)."""
-    global _unsupported
+    """Drop this process's resident pages of the files mapped from ``folder`` (see the module
+    docstring); returns how many mappings took the advice (0 off Linux)."""
+    global _no_pageout
     libc = _madvise()
     if libc is None:
         return 0
     done = 0
-    for start, end in mapped_ranges(folder):
-        if libc.madvise(start, end - start, MADV_PAGEOUT) == 0:
+    for start, end, shared in mapped_ranges(folder):
+        if not shared and _no_pageout:
+            continue
+        if libc.madvise(start, end - start, MADV_DONTNEED if shared else MADV_PAGEOUT) == 0:
             done += 1
-        elif ctypes.get_errno() == 22 and not done:  # EINVAL: a kernel before 5.4
-            _unsupported = True
-            log.info("this kernel has no MADV_PAGEOUT: loaded shards keep their file pages")
-            return 0
+        elif not shared and ctypes.get_errno() == 22:  # EINVAL: a kernel before 5.4
+            _no_pageout = True
+            log.info("this kernel has no MADV_PAGEOUT: private mappings keep their pages")
     return done
 
 
-__all__ = ["MADV_PAGEOUT", "mapped_ranges", "release_file_pages"]
+__all__ = ["MADV_DONTNEED", "MADV_PAGEOUT", "mapped_ranges", "release_file_pages"]
