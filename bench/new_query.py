@@ -11,7 +11,10 @@ The workspace is copied to a temporary folder; each run opens it with an empty e
 what a server's first questions do), then warms the collection with 10 searches of other text.
 Each question is searched once per run through ``Tansaku.search`` (the collection's own config:
 bm25 + dense + bigram); per run the p50/p95 of the wall time and of the plan's ``embed`` and
-search (``total`` − ``embed``) timings; the figures are the medians over runs.
+search (``total`` − ``embed``) timings; the figures are the medians over runs. ``--warm N``
+first searches N other questions of the file in each run: a process that has been answering
+for a while (the pages of a large collection's vectors and graph are mapped as searches
+touch them, so the first questions after a load cost more).
 
 ``--build N`` first makes ``--home`` a workspace with a collection of N synthetic chunks
 (``bench/scale.py``'s texts: two jsquad-ir sentences and a serial number) whose vectors are
@@ -44,7 +47,9 @@ def _quantiles(xs: list[float]) -> tuple[float, float]:
     return statistics.median(xs), xs[min(len(xs) - 1, int(0.95 * len(xs)))]
 
 
-def one_run(home: Path, collection: str, questions: list[str]) -> dict[str, float]:
+def one_run(
+    home: Path, collection: str, questions: list[str], warm: list[str] | None = None
+) -> dict[str, float]:
     cache = home / "cache" / "embeddings.sqlite"
     for p in (cache, cache.with_name(cache.name + "-wal"), cache.with_name(cache.name + "-shm")):
         p.unlink(missing_ok=True)
@@ -53,6 +58,8 @@ def one_run(home: Path, collection: str, questions: list[str]) -> dict[str, floa
         ts.embedder.inner.embed_queries([f"準備 {i}" for i in range(8)])  # move to onnxruntime
         for i in range(10):
             ts.search(f"ウォームアップの質問 {i} 番", collection=collection)
+        for q in warm or []:  # other new questions first: a server that has been answering
+            ts.search(q, collection=collection)
         for q in questions:
             t0 = time.perf_counter()
             r = ts.search(q, collection=collection)
@@ -97,6 +104,12 @@ def main(argv: list[str]) -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--build", type=int, default=0, help="first build N chunks into --home")
+    ap.add_argument(
+        "--warm",
+        type=int,
+        default=0,
+        help="first search N other questions of the file (after the measured ones) in each run",
+    )
     args = ap.parse_args(argv)
     if args.build:
         t0 = time.perf_counter()
@@ -105,14 +118,17 @@ def main(argv: list[str]) -> None:
     if args.runs < 1:  # --runs 0: build only
         return
     with args.queries.open(encoding="utf-8") as f:
-        questions = [json.loads(line)["text"] for line in f if line.strip()][: args.limit]
+        every = [json.loads(line)["text"] for line in f if line.strip()]
+    questions, warm = every[: args.limit], every[args.limit : args.limit + args.warm]
+    if len(warm) < args.warm:
+        raise SystemExit(f"--warm {args.warm}: only {len(warm)} other questions in {args.queries}")
     load0 = os.getloadavg()
     runs = []
     with tempfile.TemporaryDirectory(prefix="tansaku-newq-") as tmp:
         home = Path(tmp) / "ws"
         shutil.copytree(args.home, home)
         for i in range(args.runs):
-            runs.append(one_run(home, args.collection, questions))
+            runs.append(one_run(home, args.collection, questions, warm))
             print(
                 f"run {i + 1}: "
                 + ", ".join(f"{k} {v}" for k, v in runs[-1].items() if k != "engine"),
@@ -127,6 +143,7 @@ def main(argv: list[str]) -> None:
         "collection": args.collection,
         "questions": len(questions),
         "runs": args.runs,
+        "warm": args.warm,
         "engine": runs[0]["engine"],
         "load_before": [round(x, 2) for x in load0],
         "load_after": [round(x, 2) for x in os.getloadavg()],
