@@ -41,11 +41,6 @@ def _meta(source_type: str) -> Mapping[str, Any]:
     return meta
 
 
-def payload_keys(bare: bool) -> list[str]:
-    """The payload keys a candidate's identity is read from."""
-    return list(_BARE_KEYS if bare else _KEYS)
-
-
 def point_key(point: Any) -> int:
     """The index key of an engine point: its id (an unsigned 64-bit integer)."""
     return int(point.id)
@@ -80,18 +75,6 @@ class CandidateIndex:
         if len(self._known) > self._max:
             for key in list(islice(self._known, len(self._known) - self._max * 3 // 4)):
                 del self._known[key]
-
-    def learn(self, points: Iterable[Any]) -> bool:
-        """Remember engine points read with :func:`payload_keys` (a prefill), never past the
-        bound; returns whether there is room for more."""
-        room = self._max - len(self._known)
-        for point in points:
-            if room <= 0:
-                return False
-            if point.payload and point.id not in self._known:
-                self._known[point.id] = _from_payload(point.payload, self._bare)
-                room -= 1
-        return room > 0
 
     def forget(self, ids: Iterable[int]) -> None:
         for i in ids:

@@ -18,7 +18,6 @@ import numpy as np
 import qdrant_edge as qe
 
 from tansaku.records import Record
-from tansaku.store import prefill
 from tansaku.store.base import Filter, ScoredRecord, StoredPoint, record_of, stored_point
 from tansaku.store.candidates import CandidateIndex, identity
 from tansaku.store.ids import point_id
@@ -82,8 +81,6 @@ class EdgeStore(ShardOwner, RecordStoreBase):
             max_search_threads=search_threads(),
         )
         self._shard, _ = open_shard(self.path, cfg, read_only=read_only)
-        if read_only:  # a large shard's candidates are read in the background (prefill.py)
-            prefill.start(self, bare=False)
 
     def forget_cached(self) -> None:
         """What was read from the engine shard (counts stay: a closed shard never changes)."""

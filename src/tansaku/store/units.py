@@ -32,7 +32,6 @@ from typing import Any
 import qdrant_edge as qe
 
 from tansaku.records import Record
-from tansaku.store import prefill
 from tansaku.store.base import Filter, ScoredRecord
 from tansaku.store.candidates import CandidateIndex, Identity, identity, point_key
 from tansaku.store.record_base import SearchScope
@@ -96,7 +95,6 @@ class UnitStore(ShardOwner, UnitSearch):
             self._db = sqlite3.connect(
                 f"{db.as_uri()}?mode=ro&immutable=1", uri=True, check_same_thread=False
             )
-            prefill.start(self, bare=True)  # a large shard's candidates (prefill.py)
             return
         self._db = sqlite3.connect(str(db), check_same_thread=False)
         self._db.executescript(_SCHEMA)
