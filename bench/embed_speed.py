@@ -140,6 +140,22 @@ def save(part: str, data: dict[str, Any]) -> None:
 # -- latency ---------------------------------------------------------------------------------
 
 
+def _query_round(embs: dict[str, Any], qs: list[str]) -> dict[str, np.ndarray]:
+    """One round: each question embedded by every embedder in turn (a batch of one, tokenizer
+    included); milliseconds per call, per embedder."""
+    times: dict[str, list[float]] = {n: [] for n in embs}
+    for q in qs:
+        for name, emb in embs.items():
+            t0 = time.perf_counter()
+            emb.embed_queries([q])
+            times[name].append(time.perf_counter() - t0)
+    return {n: np.asarray(ts) * 1000 for n, ts in times.items()}
+
+
+def _per_round(values: list[float]) -> str:
+    return ", ".join(f"{x:.1f}" for x in values)
+
+
 def latency(n_queries: int = 200, rounds: int = 5, n_passages: int = 100) -> None:
     started = loadavg()
     qs = queries(n_queries)
@@ -154,14 +170,7 @@ def latency(n_queries: int = 200, rounds: int = 5, n_passages: int = 100) -> Non
         print(f"{name}: loaded in {time.perf_counter() - t0:.2f} s", flush=True)
     per_round: dict[str, list[tuple[float, float]]] = {n: [] for n in EMBEDDERS}
     for r in range(rounds):
-        times: dict[str, list[float]] = {n: [] for n in EMBEDDERS}
-        for q in qs:
-            for name, emb in embs.items():
-                t0 = time.perf_counter()
-                emb.embed_queries([q])
-                times[name].append(time.perf_counter() - t0)
-        for name, ts in times.items():
-            arr = np.asarray(ts) * 1000
+        for name, arr in _query_round(embs, qs).items():
             per_round[name].append((float(np.percentile(arr, 50)), float(np.percentile(arr, 95))))
         print(
             f"round {r + 1}: " + ", ".join(f"{n} {per_round[n][-1][0]:.1f} ms" for n in EMBEDDERS),
@@ -197,14 +206,9 @@ def latency_alone(n_queries: int = 200, rounds: int = 5) -> None:
     for name in EMBEDDERS:
         emb = make(name)
         emb.embed_queries(["ウォームアップ"])
-        p50[name] = []
-        for _ in range(rounds):
-            times = []
-            for q in qs:
-                t0 = time.perf_counter()
-                emb.embed_queries([q])
-                times.append(time.perf_counter() - t0)
-            p50[name].append(float(np.percentile(np.asarray(times) * 1000, 50)))
+        p50[name] = [
+            float(np.percentile(_query_round({name: emb}, qs)[name], 50)) for _ in range(rounds)
+        ]
         print(f"{name} alone: " + ", ".join(f"{x:.2f}" for x in p50[name]) + " ms", flush=True)
         del emb
         gc.collect()
@@ -369,8 +373,7 @@ def report() -> None:
         for n in EMBEDDERS:
             lines.append(
                 f"| {n} | {d['p50_ms'][n]:.1f} | {d['p95_ms'][n]:.1f} | "
-                f"{d['p50_ms'][n] / base:.2f}× | "
-                f"{', '.join(f'{x:.1f}' for x in d['rounds_p50_ms'][n])} | "
+                f"{d['p50_ms'][n] / base:.2f}× | {_per_round(d['rounds_p50_ms'][n])} | "
                 f"{d['passages_per_s'][n]:.1f} |"
             )
         lines.append("")
@@ -387,10 +390,7 @@ def report() -> None:
             "|---|---|---|",
         ]
         for n in EMBEDDERS:
-            lines.append(
-                f"| {n} | {d['p50_ms'][n]:.1f} | "
-                f"{', '.join(f'{x:.1f}' for x in d['rounds_p50_ms'][n])} |"
-            )
+            lines.append(f"| {n} | {d['p50_ms'][n]:.1f} | {_per_round(d['rounds_p50_ms'][n])} |")
         lines.append("")
     if "agreement" in r:
         d = r["agreement"]
