@@ -56,9 +56,9 @@ def row_order(pieces: Sequence[bytes], scores: np.ndarray, rows: int) -> np.ndar
     resident shrink (1,000 jsquad-ir questions: 2,568 → 980 pages of 4 KiB)."""
 
     def group(i: int) -> int:
-        if i < 4 or i >= len(pieces):
-            return 0 if i < 4 else 3
-        text = pieces[i].decode("utf-8", "replace")
+        if i < 4:  # <s>, <pad>, </s>, <unk>
+            return 0
+        text = pieces[i].decode("utf-8", "replace") if i < len(pieces) else ""
         if _CJK.search(text):
             return 1
         return 2 if _ASCII.fullmatch(text) else 3

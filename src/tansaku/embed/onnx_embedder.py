@@ -172,20 +172,20 @@ class OnnxE5Embedder:
                 f"環境変数 {ENV_CACHE} で書き込めるフォルダを指定してください"
             ) from None
         opts = session_options(self.threads)
-        cpu = ["CPUExecutionProvider"]
-        unfused = list(UNFUSED)
-        try:
-            session = ort.InferenceSession(
-                str(model.path), opts, providers=cpu, disabled_optimizers=unfused
+
+        def session_of(path: Path) -> Any:
+            return ort.InferenceSession(
+                str(path), opts, providers=["CPUExecutionProvider"], disabled_optimizers=UNFUSED
             )
+
+        try:
+            session = session_of(model.path)
         except Exception:
             if model.built:
                 raise
             cache.invalidate(self.variant)  # unreadable although it passed the checks
             model = cache.get(self.variant)
-            session = ort.InferenceSession(
-                str(model.path), opts, providers=cpu, disabled_optimizers=unfused
-            )
+            session = session_of(model.path)
         weights = E5Weights(cache.weights_path)
         self._tokenizer = E5Tokenizer(weights.vocabulary, max_positions=weights.max_positions)
         self.model = model

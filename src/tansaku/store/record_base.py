@@ -37,6 +37,8 @@ from tansaku.store.sparse import SparseVec
 
 DENSE = "dense"  # the named vectors of a record's point, on every engine
 SPARSE = "bm25"
+DEFAULT_LIMIT = 10
+"""Hits a store search returns when the caller names no ``limit``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +49,7 @@ class SearchScope:
 
     tenant: str
     filter: Filter | None = None
-    limit: int = 10
+    limit: int = DEFAULT_LIMIT
     with_text: bool = True
 
     @property
@@ -179,7 +181,7 @@ class RecordStoreBase(ABC):
     ) -> list[ScoredRecord]:
         """One request: a dense and a BM25 prefetch fused by the engine's RRF with ``k``
         pinned (0-based ranks: 1/(k + rank) per leg; ``weights`` in the order dense, sparse)."""
-        scope = SearchScope(tenant, options.get("filter"), options.get("limit", 10))
+        scope = SearchScope(tenant, options.get("filter"), options.get("limit", DEFAULT_LIMIT))
         candidates = options.get("candidates", 100)
         legs = [self._dense_leg(dense, scope, candidates)]
         if len(sparse):

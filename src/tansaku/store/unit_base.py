@@ -16,7 +16,7 @@ from tansaku.records import Record
 from tansaku.store.base import ScoredRecord
 from tansaku.store.ids import unit_point_id
 from tansaku.store.protocols import UnitSearchOptions
-from tansaku.store.record_base import SearchScope
+from tansaku.store.record_base import DEFAULT_LIMIT, SearchScope
 from tansaku.store.shard import filter_payload
 from tansaku.store.sparse import SparseVec, bigram_scale, doc_vector
 from tansaku.text.ngram import bigrams, unit_texts
@@ -64,7 +64,7 @@ class UnitSearch(ABC):
         The records carry their id and document only — no field, metadata or text: reading
         payloads is most of the cost of this search (~4 µs a unit), so the caller reads the
         records it keeps from the record store."""
-        limit = options.get("limit", 10)
+        limit = options.get("limit", DEFAULT_LIMIT)
         if limit <= 0:
             return []
         grams = bigrams(text)

@@ -174,6 +174,11 @@ class StoreContract:
         # Qdrant's engine-side RRF counts ranks from 0: 1/(k+0) per leg for a double first place.
         # (tansaku.search.fusion.rrf_fusion counts from 1, as the literature does.)
         assert hits[0].score == pytest.approx(2 / 60, rel=1e-4)
+        # without options: the first 10 under k = 60 and 100 candidates a leg
+        plain = filled.search_hybrid("team-a", sparse=q("冷蔵庫の故障"), dense=vec)
+        assert plain == filled.search_hybrid(
+            "team-a", sparse=q("冷蔵庫の故障"), dense=vec, limit=10, k=60, candidates=100
+        )
 
     def test_idf_is_computed_per_tenant(self, store: Store) -> None:
         pts = make_points()

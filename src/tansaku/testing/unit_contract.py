@@ -59,6 +59,7 @@ class UnitIndexContract:
         hits = units.search("t", "梅雨前線が停滞するとどうなる？", limit=5)
         assert [h.record.id for h in hits] == ["rain#0"] and hits[0].score > 0
         assert hits[0].record.doc_id == "rain"
+        assert units.search("t", "梅雨前線") == units.search("t", "梅雨前線", limit=10)
 
     def test_weights_scale_each_bigrams_part_of_the_score(self, units: UnitIndex) -> None:
         units.replace("t", [RAIN, MAHLER])
