@@ -57,6 +57,7 @@ _PROVIDERS = {
     "onnx-fp32": "onnx",
     "onnx-int8": "onnx",
     "onnx-q4": "onnx",
+    "onnx-q8": "onnx",
 }
 _INT_KEYS = ("dimensions", "dim", "batch_size", "concurrency", "max_retries")
 _FLOAT_KEYS = ("timeout", "backoff_s")

