@@ -159,12 +159,13 @@ def run_once(
     workers = [threading.Thread(target=client, args=(n,)) for n in range(threads)]
     for w in workers:
         w.start()
-    cpu0, t0 = _cpu_seconds(pid), time.perf_counter()
+    cpu0, t0, own0 = _cpu_seconds(pid), time.perf_counter(), time.process_time()
     deadline[0] = t0 + seconds
     start.wait()
     for w in workers:
         w.join()
     elapsed, cpu = time.perf_counter() - t0, _cpu_seconds(pid) - cpu0
+    own = time.process_time() - own0
     done = [x for lane in latencies for x in lane]
     q, qs = _quantiles(done), _quantiles([x for lane in inside for x in lane])
     return {
@@ -177,6 +178,8 @@ def run_once(
         "requests": len(done),
         "errors": errors,
         "server_cpu": cpu / elapsed,
+        "server_cpu_ms_per_request": cpu * 1000 / max(len(done), 1),
+        "client_cpu": own / elapsed,
     }
 
 
@@ -225,18 +228,22 @@ def summary(runs: list[dict[str, Any]], ups: list[Uploader], key: Key) -> dict[s
     keys = ("rps", "p50_ms", "p95_ms", "p99_ms", "search_p50_ms", "search_p95_ms")
     med = {k: statistics.median(r[k] for r in runs) for k in keys}
     cpu = statistics.median(r["server_cpu"] for r in runs)
+    per_request = statistics.median(r["server_cpu_ms_per_request"] for r in runs)
+    client_cpu = statistics.median(r["client_cpu"] for r in runs)
     errors = [e for r in runs for e in r["errors"]] + [e for u in ups for e in u.errors]
     uploads = sum(len(u.done) for u in ups)
     inserted = sum(u.records for u in ups)
     row = {"mode": label, "endpoint": endpoint, "questions": kind, "threads": threads}
     row |= {"ingest": ingest, **med}
     row |= {"server_cpu": cpu, "requests": sum(r["requests"] for r in runs)}
+    row |= {"server_cpu_ms_per_request": per_request, "client_cpu": client_cpu}
     row |= {"errors": len(errors), "uploads": uploads, "upload_records": inserted}
     row |= {"error_samples": errors[:5], "runs": [round(r["rps"], 1) for r in runs]}
     print(
         f"{label:7} {endpoint:6} {kind:6} {threads:>3} thr {'+ingest' if ingest else '       '} "
         f"{med['rps']:8.1f} req/s  p50 {med['p50_ms']:7.1f}  p95 {med['p95_ms']:7.1f}  "
-        f"p99 {med['p99_ms']:7.1f} ms  cpu {cpu:4.2f}  errors {len(errors)}"
+        f"p99 {med['p99_ms']:7.1f} ms  cpu {cpu:4.2f} ({per_request:.1f} ms/req, "
+        f"load generator {client_cpu:4.2f})  errors {len(errors)}"
         + (f"  uploads {uploads} ({inserted:,} records)" if ingest else ""),
         flush=True,
     )
