@@ -109,6 +109,11 @@ def test_delete_a_team_then_the_collection(ts) -> None:
     assert "shinjuku" not in col.state.bm25 and col.units.count("shinjuku") == 0
     assert ts.search("冷蔵庫", collection="faq", team="shinjuku").hits == ()
     assert [i.teams for i in ts.collections()] == [("shibuya",)]
+    ts.ingest_records(records(), collection="manuals", config=CONFIG, team="shibuya")
+    assert [i.name for i in ts.collections()] == ["faq", "manuals"]
+    assert ts.collections(only="manuals") == [ts.collections()[1]]  # one read, the same info
+    assert ts.collections(only="missing") == [] and ts.collections(only="../faq") == []
+    ts.delete_collection("manuals")
     ts.delete_collection("faq")
     assert ts.workspace.collection_names() == []
     with pytest.raises(CollectionNotFound):

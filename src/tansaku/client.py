@@ -187,11 +187,11 @@ class Tansaku:
             self._views.pop(name, None)
         self.backend.remove(name)
 
-    def collections(self) -> list[CollectionInfo]:
-        """Every collection's info; one that another process removes meanwhile is left out."""
-        return self.each_collection(
-            self.backend.names(), lambda name: info_of(name, self.collection(name))
-        )
+    def collections(self, only: str | None = None) -> list[CollectionInfo]:
+        """Every collection's info (``only``: that one's, if it exists); one that another
+        process removes meanwhile is left out."""
+        names = [n for n in self.backend.names() if only is None or n == only]
+        return self.each_collection(names, lambda name: info_of(name, self.collection(name)))
 
     def each_collection(self, names: Iterable[str], read: Callable[[str], T]) -> list[T]:
         """``read(name)`` of each of ``names``, leaving out a collection another process

@@ -64,4 +64,8 @@ def visible(client: Tansaku, owners: Owners, team: str) -> list[CollectionInfo]:
 
 
 def find_visible(client: Tansaku, owners: Owners, team: str, name: str) -> CollectionInfo | None:
-    return next((i for i in visible(client, owners, team) if i.name == name), None)
+    """Collection ``name`` if ``team`` may see it (every search asks: one collection read)."""
+    found = client.collections(only=name)
+    if not found or not (team in found[0].teams or team in owners.teams(name)):
+        return None
+    return found[0]
