@@ -75,7 +75,7 @@ def run_set(ds: EvalDataset, ts: Any, emb: OnnxE5Embedder, top: int) -> dict[str
     if cache_file.exists():
         with np.load(cache_file) as z:
             vecs = {k: z[k] for k in z.files}
-    per_w = {w: [] for w in WEIGHTS}
+    per_w: dict[float, list[float]] = {w: [] for w in WEIGHTS}
     embedded = n_sent = 0
     t0 = time.perf_counter()
     qids = [q for q in ds.queries if q in ds.qrels]
@@ -102,7 +102,7 @@ def run_set(ds: EvalDataset, ts: Any, emb: OnnxE5Embedder, top: int) -> dict[str
             order = np.argsort(-(zf + w * zm), kind="stable")
             per_w[w].append(ndcg10([ids[i] for i in order], rel))
     CACHE.mkdir(parents=True, exist_ok=True)
-    np.savez(cache_file, **vecs)
+    np.savez(cache_file, **vecs)  # type: ignore[arg-type]
     return {
         "queries": len(qids),
         "ndcg10": {str(w): float(np.mean(v)) for w, v in per_w.items()},
