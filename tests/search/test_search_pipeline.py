@@ -189,3 +189,54 @@ def test_expander_failure_falls_back_to_the_original_query(ts):
         ts.with_services(expander=saved)
     assert res.plan.stage.expanded_queries == ("2025-12-10の問題",)
     assert res.hits
+
+
+def test_expanded_searches_share_one_pool_of_variant_threads(ts):
+    """Variants run on the process's pool: many expanded searches from several threads start
+    no threads of their own, and each search merges every variant it ran."""
+    import threading
+
+    from tansaku.search.variant_pool import VARIANT_THREADS, variant_pool
+
+    variant_pool()  # made on first use
+    before = threading.active_count()
+    results: list = []
+
+    def many() -> None:
+        for query in ("昨日の問題", "冷蔵庫の故障", "先週のクレーム"):
+            results.append(ts.search(query, collection="reports", now=NOW, expand=True))
+
+    workers = [threading.Thread(target=many) for _ in range(3)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert threading.active_count() <= before + VARIANT_THREADS
+    assert len(results) == 9
+    for res in results:
+        stage = res.plan.stage
+        assert len(stage.expanded_queries) >= 3 and not stage.timed_out_queries
+        matched = {q for h in res.hits for q in h.matched_queries}
+        assert stage.expanded_queries[0] in matched
+
+
+def test_a_tight_budget_keeps_the_original_query_and_names_the_variants_left_out(tmp_path):
+    """Past ``budget_ms`` the variants not finished are listed, never waited for; the original
+    query always completes."""
+    home = tmp_path / "home"
+    src = write_reports_jsonl(generate(NOW), tmp_path / "reports.jsonl")
+    config = (CONFIGS / "reports.toml").read_text(encoding="utf-8")
+    tight = tmp_path / "reports.toml"
+    tight.write_text(config.replace("[query]\n", "[query]\nbudget_ms = 1\n"), encoding="utf-8")
+    with tansaku.connect(home, embedder=HashEmbedder(48)) as client:
+        assert client.ingest([src], collection="reports", config=tight).ok
+        for _ in range(5):
+            res = client.search("昨日の問題", collection="reports", now=NOW, expand=True)
+            stage = res.plan.stage
+            assert len(stage.expanded_queries) >= 3
+            left_out = set(stage.timed_out_queries)
+            assert left_out <= set(stage.expanded_queries[1:])
+            assert res.hits  # the original query's, whatever was left out
+            matched = {q for h in res.hits for q in h.matched_queries}  # set when merged
+            assert not matched or stage.expanded_queries[0] in matched
+            assert not matched & left_out

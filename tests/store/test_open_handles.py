@@ -207,3 +207,17 @@ def test_an_older_shard_records_its_search_threads_at_its_next_write(tmp_path) -
     assert recorded() is None  # a committed generation is never rewritten by a reader
     EdgeStore(path, dim=32).close()
     assert recorded() == search_threads()
+
+
+def test_a_query_runs_in_the_callers_thread_unless_told_otherwise(monkeypatch) -> None:
+    """One search thread by default: the engine holds the interpreter lock through a query, so
+    a pool of its own only added a hand-over; ``TANSAKU_SEARCH_THREADS`` still sets more."""
+    from tansaku.store.shard import ENV_SEARCH_THREADS
+
+    monkeypatch.delenv(ENV_SEARCH_THREADS, raising=False)
+    assert search_threads() == 1
+    monkeypatch.setenv(ENV_SEARCH_THREADS, "3")
+    assert search_threads() == 3
+    monkeypatch.setenv(ENV_SEARCH_THREADS, "0")
+    with pytest.raises(Exception, match="TANSAKU_SEARCH_THREADS は 1〜64"):
+        search_threads()

@@ -5,7 +5,7 @@ and the collection's config resolved once by :func:`tansaku.search.engine.search
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import wait
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +18,7 @@ from tansaku.search.plan import AxisPlan, StagePlan, SynonymPlan
 from tansaku.search.retrieve import AxisInput, Retrieval, retrieve
 from tansaku.search.services import SearchServices
 from tansaku.search.types import Hit, SearchRequest
+from tansaku.search.variant_pool import variant_pool
 from tansaku.store.base import Filter
 from tansaku.text import normalize
 from tansaku.text.analyzer import Analyzer
@@ -185,18 +186,16 @@ def run_stage(
     timed_out: list[str] = []
     if len(prepared) == 1:
         results[0] = run(0)
-    else:
-        budget = qcfg.budget_ms / 1000
-        with ThreadPoolExecutor(max_workers=min(4, len(prepared))) as pool:
-            futures = {pool.submit(run, i): i for i in range(len(prepared))}
-            done, pending = wait(futures, timeout=budget)
-            for f in done:
-                results[futures[f]] = f.result()
-            for f in pending:
-                f.cancel()
-                timed_out.append(prepared[futures[f]][0].display)
-            if 0 not in results:  # the original query always completes
-                results[0] = next(f for f in futures if futures[f] == 0).result()
+    else:  # the variants on the shared pool, the original query here (it always completes)
+        deadline = time.monotonic() + qcfg.budget_ms / 1000
+        futures = {variant_pool().submit(run, i): i for i in range(1, len(prepared))}
+        results[0] = run(0)
+        done, pending = wait(futures, timeout=max(0.0, deadline - time.monotonic()))
+        for f in done:
+            results[futures[f]] = f.result()
+        for f in pending:  # left running if started: its result is not waited for
+            f.cancel()
+            timed_out.append(prepared[futures[f]][0].display)
     for r in results.values():
         timings["retrieve"] += r.retrieve_ms
         timings["fuse"] += r.fuse_ms

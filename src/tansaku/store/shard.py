@@ -9,7 +9,9 @@ next read, see ``tansaku.backends.embedded.handles``).
 Each loaded shard runs its own search thread pool; by default the engine sizes it from the CPUs
 (4 threads a CPU), so every open shard costs threads. New shards, and shards a writer loads,
 record ``max_search_threads`` (:func:`search_threads`) in their ``edge_config.json``; read-only
-loads never rewrite a committed generation and keep what it recorded.
+loads never rewrite a committed generation and keep what it recorded. One thread (the default)
+runs a query in the calling thread: the engine holds the interpreter lock for the whole query,
+so a pool made every query wait, lock held, for its pool's threads to be scheduled.
 
 Memory: new shards place their vectors, sparse index, payloads, payload indexes and id tracker
 ``Cold``
@@ -42,21 +44,22 @@ from tansaku.store.sparse import SparseVec
 # payload keys every search may filter on: record id, document, field, the common metadata
 INDEXED_KEYWORDS = ("rid", "doc_id", "field", "meta.source_type", "meta.store")
 ENV_SEARCH_THREADS = "TANSAKU_SEARCH_THREADS"
-DEFAULT_SEARCH_THREADS = 2
+DEFAULT_SEARCH_THREADS = 1
 ON_DEMAND = qe.Memory.Cold
 """Memory placement of every structure of a new shard (see the module docstring)."""
 
 
 def search_threads() -> int:
-    """Threads of a shard's search pool: ``$TANSAKU_SEARCH_THREADS`` (1-64), else 2 or the
-    CPUs if fewer. A query runs the segments of one shard in parallel; concurrent queries of a
-    server run in its request threads, so a small pool per shard loses little."""
+    """Threads of a shard's search pool: ``$TANSAKU_SEARCH_THREADS`` (1-64), else 1: the query
+    runs in the caller's thread. More run the segments of one shard in parallel, but the engine
+    holds the interpreter lock while it waits for them (docs/benchmarks.md: a query over the
+    demo's reports 0.074 ms with two, 0.028 with one; at 100k chunks the same)."""
     raw = os.environ.get(ENV_SEARCH_THREADS, "").strip()
     if raw:
         if not raw.isdigit() or not 1 <= int(raw) <= 64:
             raise StorageError(f"{ENV_SEARCH_THREADS} は 1〜64 の整数にしてください(指定: {raw!r})")
         return int(raw)
-    return max(1, min(DEFAULT_SEARCH_THREADS, os.cpu_count() or 1))
+    return DEFAULT_SEARCH_THREADS
 
 
 def open_shard(
