@@ -20,11 +20,14 @@ import qdrant_edge as qe
 
 from tansaku.records import Record
 from tansaku.store.base import ScoredRecord
+from tansaku.store.idtable import IdTable, Row
 
 # (team, the record without text: id, document, field, source type only)
 Identity = tuple[str, Record]
 _KEYS = ["tenant", "rid", "doc_id", "field", "meta.source_type"]
+PAYLOAD_KEYS = _KEYS
 _BARE_KEYS = ["tenant", "rid", "doc_id"]
+BARE_KEYS = _BARE_KEYS
 MAX_ENTRIES = 300_000  # ~110 MB at most (~350 bytes an entry with its ids); then 1/4 goes
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 _METAS: dict[str, Mapping[str, Any]] = {}  # one metadata mapping per source type, shared
@@ -62,10 +65,13 @@ class CandidateIndex:
     under the shard's lock. ``bare``: the index of a unit shard, whose candidates are
     records with their id and document only."""
 
-    def __init__(self, max_entries: int = MAX_ENTRIES, *, bare: bool = False) -> None:
+    def __init__(
+        self, max_entries: int = MAX_ENTRIES, *, bare: bool = False, table: IdTable | None = None
+    ) -> None:
         self._known: dict[int, Identity] = {}
         self._max = max_entries
         self._bare = bare
+        self.table = table  # the generation's id table (read-only holders): before payloads
 
     def __len__(self) -> int:
         return len(self._known)
@@ -89,6 +95,16 @@ class CandidateIndex:
         keys = [p.id for p in points]
         idents = [self._known.get(k) for k in keys]
         missing = [k for k, ident in zip(keys, idents, strict=True) if ident is None]
+        if missing and self.table is not None:
+            found_keys, rows = self.table.positions(missing)
+            if found_keys:
+                learned = {
+                    k: row_identity(row, self._bare)
+                    for k, row in zip(found_keys, self.table.rows(rows), strict=True)
+                }
+                idents = [i or learned.get(k) for k, i in zip(keys, idents, strict=True)]
+                self.remember(learned.items())
+                missing = [k for k in missing if k not in learned]
         if missing:
             found = shard.retrieve(
                 missing,
@@ -108,8 +124,24 @@ class CandidateIndex:
 
 
 def _from_payload(payload: dict[str, Any], bare: bool) -> Identity:
+    return row_identity(payload_row(payload), bare)
+
+
+def payload_row(payload: Mapping[str, Any]) -> Row:
+    """The id-table row of a point's payload (read with :data:`PAYLOAD_KEYS`)."""
     tenant, rid, doc_id = (str(payload.get(k, "")) for k in ("tenant", "rid", "doc_id"))
+    source_type = str((payload.get("meta") or {}).get("source_type", "") or "")
+    return tenant, rid, doc_id, str(payload.get("field", "")), source_type
+
+
+def row_identity(row: Row, bare: bool) -> Identity:
+    tenant, rid, doc_id, field, source_type = row
     if bare:
         return tenant, Record(rid, doc_id, "", "", _EMPTY)
-    source_type = str((payload.get("meta") or {}).get("source_type", "") or "")
-    return tenant, Record(rid, doc_id, str(payload.get("field", "")), "", _meta(source_type))
+    return tenant, Record(rid, doc_id, field, "", _meta(source_type))
+
+
+def identity_row(ident: Identity) -> Row:
+    """The id-table row of what the index keeps of a record."""
+    tenant, rec = ident
+    return tenant, rec.id, rec.doc_id, rec.field, str(rec.metadata.get("source_type", "") or "")

@@ -19,8 +19,15 @@ import qdrant_edge as qe
 
 from tansaku.records import Record
 from tansaku.store.base import Filter, ScoredRecord, StoredPoint, record_of, stored_point
-from tansaku.store.candidates import CandidateIndex, identity
+from tansaku.store.candidates import (
+    PAYLOAD_KEYS,
+    CandidateIndex,
+    identity,
+    identity_row,
+    payload_row,
+)
 from tansaku.store.ids import point_id
+from tansaku.store.idtable import IdLog, IdTable, seal
 from tansaku.store.protocols import Lengths
 from tansaku.store.record_base import (
     DENSE,
@@ -68,6 +75,7 @@ class EdgeStore(ShardOwner, RecordStoreBase):
         self._counts: dict[str, int] = {}  # cached count() results; cleared by any write
         self._samples: dict[tuple[str, tuple[str, ...], int], dict[str, list[Any]]] = {}
         self._candidates = CandidateIndex()  # point id -> what a text-less candidate needs
+        self._ids: IdLog | None = None  # a writer's changes, for its generation's id table
         cfg = qe.EdgeConfig(
             vectors={
                 DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine, memory=ON_DEMAND)
@@ -80,7 +88,17 @@ class EdgeStore(ShardOwner, RecordStoreBase):
             wal_enabled=False,
             max_search_threads=search_threads(),
         )
-        self._shard, _ = open_shard(self.path, cfg, read_only=read_only)
+        self._shard, created = open_shard(self.path, cfg, read_only=read_only)
+        table = IdTable.open(self.path)
+        if read_only:
+            self._candidates.table = table
+        else:
+            self._ids = IdLog(table, fresh=created or self.total() == 0)
+
+    def _before_close(self) -> None:
+        if self._ids is not None:
+            seal(self.path, self._shard, self._ids, self.total(), PAYLOAD_KEYS, payload_row)
+            self._ids = None
 
     def forget_cached(self) -> None:
         """What was read from the engine shard (counts stay: a closed shard never changes)."""
@@ -100,14 +118,15 @@ class EdgeStore(ShardOwner, RecordStoreBase):
             )
             for p in points
         ]
+        known = [(point_id(tenant, p.record.id), identity(tenant, p.record)) for p in points]
         with self._lock:
             self._shard.update(qe.UpdateOperation.upsert_points(qpoints))
             self._total = None
             self._counts.clear()
             self._samples.clear()
-            self._candidates.remember(
-                (point_id(tenant, p.record.id), identity(tenant, p.record)) for p in points
-            )
+            self._candidates.remember(known)
+            if self._ids is not None:
+                self._ids.put((key, identity_row(ident)) for key, ident in known)
 
     def delete(self, tenant: str, ids: Sequence[str]) -> None:
         if not ids:
@@ -119,6 +138,8 @@ class EdgeStore(ShardOwner, RecordStoreBase):
             self._counts.clear()
             self._samples.clear()
             self._candidates.forget(pids)
+            if self._ids is not None:
+                self._ids.drop(pids)
 
     def delete_tenant(self, tenant: str) -> None:
         """Remove every record of the team."""
@@ -128,6 +149,8 @@ class EdgeStore(ShardOwner, RecordStoreBase):
             self._counts.clear()
             self._samples.clear()
             self._candidates.clear()
+            if self._ids is not None:
+                self._ids.drop_team(tenant)
 
     def update_sparse(self, tenant: str, vectors: Mapping[str, SparseVec]) -> None:
         """Replace the bm25 vector of existing records (used when field lengths drift)."""

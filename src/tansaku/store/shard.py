@@ -308,11 +308,15 @@ class ShardOwner:
     def forget_cached(self) -> None:
         """Drop what was cached from the engine shard (after :meth:`idle_close`)."""
 
+    def _before_close(self) -> None:
+        """A writer's last step while its shard is open (the holders write their id table)."""
+
     def close(self) -> None:
         with self._lock:
             self._idle = False
             if self._engine is not None:
                 if not self.read_only:
+                    self._before_close()
                     self._engine.flush()
                 self._engine.close()
                 self._engine = None
