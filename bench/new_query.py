@@ -14,7 +14,9 @@ bm25 + dense + bigram); per run the p50/p95 of the wall time and of the plan's `
 search (``total`` − ``embed``) timings; the figures are the medians over runs. ``--warm N``
 first searches N other questions of the file in each run: a process that has been answering
 for a while (the pages of a large collection's vectors and graph are mapped as searches
-touch them, so the first questions after a load cost more).
+touch them, so the first questions after a load cost more). Each run is a fresh process
+(``--processes each``, the default: what a server or a command meets after it loads);
+``--processes one`` runs them one connect after another in this process.
 
 ``--build N`` first makes ``--home`` a workspace with a collection of N synthetic chunks
 (``bench/scale.py``'s texts: two jsquad-ir sentences and a serial number) whose vectors are
@@ -105,6 +107,14 @@ def main(argv: list[str]) -> None:
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--build", type=int, default=0, help="first build N chunks into --home")
     ap.add_argument(
+        "--processes",
+        choices=("each", "one"),
+        default="each",
+        help="each: every run in a fresh process (as a server or a command starts); "
+        "one: every run in this process, one connect after another",
+    )
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument(
         "--warm",
         type=int,
         default=0,
@@ -122,13 +132,24 @@ def main(argv: list[str]) -> None:
     questions, warm = every[: args.limit], every[args.limit : args.limit + args.warm]
     if len(warm) < args.warm:
         raise SystemExit(f"--warm {args.warm}: only {len(warm)} other questions in {args.queries}")
+    if args.child:  # one run in this fresh process, on the copy the parent made
+        print(json.dumps(one_run(args.home, args.collection, questions, warm)))
+        return
     load0 = os.getloadavg()
     runs = []
     with tempfile.TemporaryDirectory(prefix="tansaku-newq-") as tmp:
         home = Path(tmp) / "ws"
         shutil.copytree(args.home, home)
+        os.sync()  # the copy on disk before the first run: its writeback never lands in one
         for i in range(args.runs):
-            runs.append(one_run(home, args.collection, questions, warm))
+            if args.processes == "one":
+                runs.append(one_run(home, args.collection, questions, warm))
+            else:
+                child = [sys.executable, __file__, "--child", "--home", str(home)]
+                child += ["--collection", args.collection, "--queries", str(args.queries)]
+                child += ["--limit", str(args.limit), "--warm", str(args.warm)]
+                out = subprocess.run(child, capture_output=True, text=True, check=True).stdout
+                runs.append(json.loads(out.strip().splitlines()[-1]))
             print(
                 f"run {i + 1}: "
                 + ", ".join(f"{k} {v}" for k, v in runs[-1].items() if k != "engine"),
@@ -144,6 +165,7 @@ def main(argv: list[str]) -> None:
         "questions": len(questions),
         "runs": args.runs,
         "warm": args.warm,
+        "processes": args.processes,
         "engine": runs[0]["engine"],
         "load_before": [round(x, 2) for x in load0],
         "load_after": [round(x, 2) for x in os.getloadavg()],

@@ -98,7 +98,9 @@ def test_searches_find_the_same_records_with_and_without_the_table(client) -> No
     for path in _shards(home, "reports"):
         shutil.rmtree(table_dir(path))
     with tansaku.connect(home, embedder=HashEmbedder(32)) as fresh:
-        after = [[h.record.id for h in fresh.search(q, collection="reports").hits] for q in questions]
+        after = [
+            [h.record.id for h in fresh.search(q, collection="reports").hits] for q in questions
+        ]
     assert after == before and all(before)
 
 
@@ -157,7 +159,9 @@ def test_a_large_write_builds_its_table_from_the_shard(client, monkeypatch) -> N
     from tansaku.store.idtable import IdLog
 
     monkeypatch.setattr(IdLog, "MAX_CHANGES", 3)
-    rows = [(f"d{i}", "日報", f"{i}番目の報告。冷蔵庫を点検した。", "daily_report") for i in range(8)]
+    rows = [
+        (f"d{i}", "日報", f"{i}番目の報告。冷蔵庫を点検した。", "daily_report") for i in range(8)
+    ]
     client.ingest_records(_records(rows), collection="reports")
     _assert_tables_match_the_shards(home := client.workspace.home, "reports")
     client.ingest_records(_records(rows[:2]), collection="reports", sync=True)

@@ -27,6 +27,7 @@ import json
 import logging
 import shutil
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -125,13 +126,6 @@ class IdTable:
             for i in range(len(rows))
         ]
 
-    def all_rows(self) -> Iterator[tuple[int, Row]]:
-        """Every (id, row), in id order (a writer's merge reads them in blocks)."""
-        for start in range(0, self.count, 50_000):
-            block = list(range(start, min(start + 50_000, self.count)))
-            keys = self.ids[start : start + len(block)].tolist()
-            yield from zip(keys, self.rows(block), strict=True)
-
 
 class IdLog:
     """What a writer changed in its shard, in order: puts (new or rewritten points), drops
@@ -174,56 +168,147 @@ class IdLog:
     def empty(self) -> bool:
         return not self.changed and not self.dropped_teams
 
-    def merged(self) -> Iterator[tuple[int, Row]]:
-        """The base's rows that stand, then every row put (ids unordered)."""
-        if self.base is not None:
-            for key, row in self.base.all_rows():
-                if key not in self.changed and row[0] not in self.dropped_teams:
-                    yield key, row
-        for key, row in self.changed.items():
-            if row is not None:
-                yield key, row
+    def puts(self) -> Iterator[tuple[int, Row]]:
+        """Every row put and not dropped since."""
+        return ((k, row) for k, row in self.changed.items() if row is not None)
+
+
+@dataclass
+class _Columns:
+    """A table in memory: the arrays of the files and the names the codes stand for."""
+
+    ids: np.ndarray
+    codes: dict[str, np.ndarray]  # team, field, kind
+    names: dict[str, list[str]]  # teams, fields, kinds
+    text: dict[str, tuple[np.ndarray, np.ndarray]]  # rid, doc: (UTF-8 bytes, offsets)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+_CODED = (("team", "teams"), ("field", "fields"), ("kind", "kinds"))
+
+
+def _gather(blob: np.ndarray, at: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The strings of ``rows`` (in that order) as a new blob and its offsets."""
+    starts, ends = at[rows].astype(np.int64), at[rows + 1].astype(np.int64)
+    lens = ends - starts
+    out_at = np.zeros(len(rows) + 1, dtype=np.uint64)
+    np.cumsum(lens, out=out_at[1:])
+    total = int(out_at[-1])
+    if total == 0:
+        return np.zeros(0, dtype=np.uint8), out_at
+    shift = np.repeat(starts - out_at[:-1].astype(np.int64), lens)
+    return np.asarray(blob)[np.arange(total, dtype=np.int64) + shift], out_at
+
+
+def _from_rows(entries: Iterable[tuple[int, Row]], names: dict[str, list[str]]) -> _Columns:
+    """Columns of ``entries``, coded against ``names`` (extended in place)."""
+    keys: list[int] = []
+    index = {k: {n: i for i, n in enumerate(v)} for k, v in names.items()}
+    coded: dict[str, list[int]] = {c: [] for c, _ in _CODED}
+    texts: dict[str, list[bytes]] = {"rid": [], "doc": []}
+    for key, (team, rid, doc, field, kind) in entries:
+        keys.append(key)
+        for (col, plural), value in zip(_CODED, (team, field, kind), strict=True):
+            code = index[plural].get(value)
+            if code is None:
+                code = index[plural][value] = len(names[plural])
+                names[plural].append(value)
+            coded[col].append(code)
+        texts["rid"].append(rid.encode("utf-8"))
+        texts["doc"].append(doc.encode("utf-8"))
+    text = {}
+    for name, blobs in texts.items():
+        at = np.zeros(len(blobs) + 1, dtype=np.uint64)
+        np.cumsum([len(b) for b in blobs], out=at[1:])
+        text[name] = (np.frombuffer(b"".join(blobs), dtype=np.uint8), at)
+    return _Columns(
+        np.asarray(keys, dtype=np.uint64),
+        {c: np.asarray(v, dtype=np.uint32) for c, v in coded.items()},
+        names,
+        text,
+    )
+
+
+def _take(cols: _Columns, rows: np.ndarray) -> _Columns:
+    return _Columns(
+        cols.ids[rows],
+        {c: v[rows] for c, v in cols.codes.items()},
+        cols.names,
+        {n: _gather(b, at, rows) for n, (b, at) in cols.text.items()},
+    )
+
+
+def _concat(a: _Columns, b: _Columns) -> _Columns:
+    """``b`` after ``a`` (coded against the same names)."""
+
+    def join(x: tuple[np.ndarray, np.ndarray], y: tuple[np.ndarray, np.ndarray]) -> Any:
+        at = np.concatenate([x[1][:-1], y[1] + (x[1][-1] if len(x[1]) else 0)])
+        return np.concatenate([x[0], y[0]]), at.astype(np.uint64)
+
+    return _Columns(
+        np.concatenate([a.ids, b.ids]),
+        {c: np.concatenate([a.codes[c], b.codes[c]]) for c in a.codes},
+        b.names,
+        {n: join(a.text[n], b.text[n]) for n in a.text},
+    )
+
+
+def _merged(log_: IdLog) -> _Columns:
+    """The base's rows that stand (kept as arrays, never decoded) and every row put."""
+    base = log_.base
+    if base is None:
+        return _from_rows(log_.puts(), {p: [] for _, p in _CODED})
+    names = {"teams": list(base.teams), "fields": list(base.fields), "kinds": list(base.kinds)}
+    ids = np.asarray(base.ids)
+    keep = np.ones(base.count, dtype=bool)
+    if log_.changed:
+        changed = np.fromiter(log_.changed, dtype=np.uint64, count=len(log_.changed))
+        keep &= ~np.isin(ids, changed)
+    gone = [names["teams"].index(t) for t in log_.dropped_teams if t in names["teams"]]
+    if gone:
+        keep &= ~np.isin(np.asarray(base.team), gone)
+    whole = _Columns(
+        ids,
+        {
+            "team": np.asarray(base.team),
+            "field": np.asarray(base.field),
+            "kind": np.asarray(base.kind),
+        },
+        names,
+        {
+            "rid": (np.asarray(base.rid), np.asarray(base.rid_at)),
+            "doc": (np.asarray(base.doc), np.asarray(base.doc_at)),
+        },
+    )
+    return _concat(_take(whole, np.nonzero(keep)[0]), _from_rows(log_.puts(), names))
 
 
 def write_table(shard: Path, entries: Iterable[tuple[int, Row]]) -> int:
     """Write the table of ``shard`` from ``entries`` (any order, ids unique); returns the
-    count. The folder is written whole, ``names.json`` last."""
-    keys: list[int] = []
-    columns: tuple[list[int], list[int], list[int]] = ([], [], [])
-    codes: tuple[dict[str, int], dict[str, int], dict[str, int]] = ({}, {}, {})
-    rids: list[bytes] = []
-    docs: list[bytes] = []
-    for key, (team, rid, doc, field, kind) in entries:
-        keys.append(key)
-        for col, table, value in zip(columns, codes, (team, field, kind), strict=True):
-            col.append(table.setdefault(value, len(table)))
-        rids.append(rid.encode("utf-8"))
-        docs.append(doc.encode("utf-8"))
-    n = len(keys)
-    order = np.argsort(np.asarray(keys, dtype=np.uint64), kind="stable")
+    count."""
+    return _save(shard, _from_rows(entries, {p: [] for _, p in _CODED}))
+
+
+def _save(shard: Path, cols: _Columns) -> int:
+    """Write ``cols`` sorted by id; the folder whole, ``names.json`` last. Returns the count."""
+    n = len(cols)
+    order = np.argsort(cols.ids, kind="stable")
+    cols = _take(cols, order)
+    if n > 1 and bool(np.any(cols.ids[1:] == cols.ids[:-1])):
+        raise ValueError("id table: an id twice")
     folder = table_dir(shard)
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
-    ids = np.asarray(keys, dtype=np.uint64)[order]
-    if n > 1 and bool(np.any(ids[1:] == ids[:-1])):
-        raise ValueError("id table: an id twice")
-    np.save(folder / "ids.npy", ids)
-    for name, col in zip(("team", "field", "kind"), columns, strict=True):
-        np.save(folder / f"{name}.npy", np.asarray(col, dtype=np.uint32)[order])
-    for name, blobs in (("rid", rids), ("doc", docs)):
-        ordered = [blobs[i] for i in order.tolist()]
-        at = np.zeros(n + 1, dtype=np.uint64)
-        np.cumsum([len(b) for b in ordered], out=at[1:])
-        np.save(folder / f"{name}_at.npy", at)
-        np.save(folder / f"{name}.npy", np.frombuffer(b"".join(ordered), dtype=np.uint8))
-    names = {
-        "version": VERSION,
-        "count": n,
-        "teams": list(codes[0]),
-        "fields": list(codes[1]),
-        "kinds": list(codes[2]),
-    }
+    np.save(folder / "ids.npy", cols.ids)
+    for name, col in cols.codes.items():
+        np.save(folder / f"{name}.npy", col.astype(np.uint32))
+    for name, (blob, at) in cols.text.items():
+        np.save(folder / f"{name}.npy", blob.astype(np.uint8))
+        np.save(folder / f"{name}_at.npy", at.astype(np.uint64))
+    names = {"version": VERSION, "count": n, **cols.names}
     (folder / NAMES).write_text(json.dumps(names, ensure_ascii=False), encoding="utf-8")
     return n
 
@@ -255,7 +340,7 @@ def seal(shard_path: Path, shard: Any, log_: IdLog, total: int, keys: list[str],
         return
     count = -1
     if log_.known:
-        count = write_table(shard_path, log_.merged())
+        count = _save(shard_path, _merged(log_))
     if count != total:
         if log_.known:
             log.info("id table of %s: %d rows, %d points: read again", shard_path, count, total)
