@@ -4,7 +4,7 @@ reader resolves search candidates from without a payload read."""
 
 from __future__ import annotations
 
-import shutil
+import os
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -14,7 +14,7 @@ import qdrant_edge as qe
 import tansaku
 from tansaku.records import Record
 from tansaku.store.candidates import BARE_KEYS, PAYLOAD_KEYS, CandidateIndex, payload_row
-from tansaku.store.idtable import IdTable, scrolled, table_dir
+from tansaku.store.idtable import IdTable, scrolled, table_path
 from tansaku.testing import HashEmbedder
 
 REPORTS = [
@@ -85,7 +85,7 @@ def test_a_generation_without_a_table_gets_one_at_its_next_write(client) -> None
     home = client.workspace.home
     client.ingest_records(_records(REPORTS[:2]), collection="reports")
     for path in _shards(home, "reports"):  # as generations were written before tables
-        shutil.rmtree(table_dir(path))
+        table_path(path).unlink()
     client.ingest_records(_records(REPORTS[2:]), collection="reports")
     _assert_tables_match_the_shards(home, "reports")
 
@@ -96,7 +96,7 @@ def test_searches_find_the_same_records_with_and_without_the_table(client) -> No
     questions = ["冷蔵庫が壊れた", "レジの現金が合わない", "照明の交換", "試食会はいつ"]
     before = [[h.record.id for h in client.search(q, collection="reports").hits] for q in questions]
     for path in _shards(home, "reports"):
-        shutil.rmtree(table_dir(path))
+        table_path(path).unlink()
     with tansaku.connect(home, embedder=HashEmbedder(32)) as fresh:
         after = [
             [h.record.id for h in fresh.search(q, collection="reports").hits] for q in questions
@@ -130,27 +130,59 @@ def test_a_reader_resolves_candidates_from_the_table_alone(client) -> None:
         index.resolve(None, [missing], "alpha")
 
 
-@pytest.mark.parametrize(
-    "damage", ["names", "column", "version"], ids=["no-names", "short-column", "new-version"]
-)
+@pytest.mark.parametrize("damage", ["truncated", "magic", "version", "column"])
 def test_a_damaged_table_is_left_unread(client, damage) -> None:
     import json
 
-    import numpy as np
-
     home = client.workspace.home
     client.ingest_records(_records(), collection="reports")
-    folder = table_dir(_shards(home, "reports")[0])
-    if damage == "names":
-        (folder / "names.json").write_text("{", encoding="utf-8")
-    elif damage == "column":
-        np.save(folder / "team.npy", np.zeros(1, dtype=np.uint32))
+    path = table_path(_shards(home, "reports")[0])
+    data = path.read_bytes()
+    size = int.from_bytes(data[8:16], "little")
+    header = json.loads(data[16 : 16 + size])
+    if damage == "truncated":
+        data = data[: len(data) // 2]
+    elif damage == "magic":
+        data = b"NOTATABL" + data[8:]
     else:
-        names = json.loads((folder / "names.json").read_text(encoding="utf-8"))
-        (folder / "names.json").write_text(json.dumps({**names, "version": 99}), encoding="utf-8")
+        if damage == "version":
+            header["version"] = 99
+        else:  # a column said to hold one row fewer than the others
+            header["columns"]["team"][2] -= 1
+        head = json.dumps(header).encode("utf-8").ljust(size)
+        data = data[:16] + head + data[16 + size :]
+    path.write_bytes(data)
     assert IdTable.open(_shards(home, "reports")[0]) is None
     with tansaku.connect(home, embedder=HashEmbedder(32)) as fresh:
         assert fresh.search("冷蔵庫", collection="reports").hits  # payload reads instead
+
+
+def test_an_idle_shard_lets_go_of_its_table_and_maps_it_again(client) -> None:
+    """Closing an idle read-only shard unmaps its table (no file held open per idle
+    collection); its next use maps it again."""
+    from tansaku.store.edge import EdgeStore
+
+    client.ingest_records(_records(), collection="reports")
+    shard = _shards(client.workspace.home, "reports")[0]
+
+    def held() -> int:
+        fds = Path("/proc/self/fd")
+        return sum(1 for fd in os.listdir(fds) if _target(fds / fd) == str(table_path(shard)))
+
+    store = EdgeStore(shard, dim=32, read_only=True)
+    try:
+        assert held() == 1  # one mapping of one file
+        assert store.idle_close() and held() == 0
+        assert store.total() == len(REPORTS) and held() == 1
+    finally:
+        store.close()
+
+
+def _target(link: Path) -> str:
+    try:
+        return os.readlink(link)
+    except OSError:  # closed meanwhile
+        return ""
 
 
 def test_a_large_write_builds_its_table_from_the_shard(client, monkeypatch) -> None:

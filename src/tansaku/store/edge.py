@@ -101,10 +101,15 @@ class EdgeStore(ShardOwner, RecordStoreBase):
             self._ids = None
 
     def forget_cached(self) -> None:
-        """What was read from the engine shard (counts stay: a closed shard never changes)."""
+        """What was read from the engine shard (counts stay: a closed shard never changes),
+        and the id table's mapping (mapped again by the next use)."""
         with self._lock:
             self._samples.clear()
             self._candidates.clear()
+            self._candidates.table = None
+
+    def _reloaded(self) -> None:
+        self._candidates.table = IdTable.open(self.path)
 
     # -- writes -------------------------------------------------------------------------
     def upsert(self, tenant: str, points: Sequence[StoredPoint]) -> None:

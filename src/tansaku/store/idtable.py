@@ -7,12 +7,13 @@ payload reads — each decoding a whole payload, text included. Right after a co
 every candidate is one it has not seen: at 100k chunks the first 200 new questions spent ~1.8 ms
 a payload read (docs/benchmarks.md). The table answers them from a few mapped pages instead.
 
-Layout (``<shard>.ids/``, beside the shard in its generation, committed with it)::
+Layout: one file, ``<shard>.ids`` beside the shard in its generation (committed with it),
+mapped whole by a reader (one file descriptor)::
 
-    ids.npy     uint64, sorted      team.npy, field.npy, kind.npy   uint32 codes
-    rid.npy     uint8 (UTF-8)       rid_at.npy   uint64 offsets (n + 1)
-    doc.npy     uint8 (UTF-8)       doc_at.npy   uint64 offsets (n + 1)
-    names.json  {"version", "count", "teams", "fields", "kinds"}   written last
+    magic (8 bytes)  header length (uint64)  header (JSON: version, count, the names of the
+    team / field / source-type codes, each column's offset, type and length)  the columns,
+    each at a multiple of 8: ids (uint64, sorted), team / field / kind (uint32 codes),
+    rid / doc (UTF-8 bytes), rid_at / doc_at (uint64 offsets, n + 1)
 
 A writer starts from the table of the generation it copied (or from nothing, for an empty
 shard), applies what it wrote (:class:`IdLog`) and writes the merged table when it closes; a
@@ -25,7 +26,8 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
+import mmap
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,14 +40,14 @@ log = logging.getLogger("tansaku.store")
 
 VERSION = 1
 SUFFIX = ".ids"
-NAMES = "names.json"
+MAGIC = b"TSKIDS\x00\x01"
 Row = tuple[str, str, str, str, str]
 """(team, record id, document, field, source type)"""
 _COLUMNS = ("ids", "team", "field", "kind", "rid", "rid_at", "doc", "doc_at")
 _SCROLL = 2_000
 
 
-def table_dir(shard: Path) -> Path:
+def table_path(shard: Path) -> Path:
     """Where the table of the shard in ``shard`` lives."""
     return shard.with_name(shard.name + SUFFIX)
 
@@ -53,15 +55,26 @@ def table_dir(shard: Path) -> Path:
 class IdTable:
     """A written table, mapped read-only (pages are read when a lookup touches them)."""
 
-    def __init__(self, folder: Path) -> None:
-        names = json.loads((folder / NAMES).read_text(encoding="utf-8"))
-        if names.get("version") != VERSION:
-            raise ValueError(f"id table version {names.get('version')!r}")
-        self.count = int(names["count"])
-        self.teams: list[str] = list(names["teams"])
-        self.fields: list[str] = list(names["fields"])
-        self.kinds: list[str] = list(names["kinds"])
-        cols = {c: np.load(folder / f"{c}.npy", mmap_mode="r") for c in _COLUMNS}
+    def __init__(self, path: Path) -> None:
+        with path.open("rb") as f:
+            self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        m = self._map
+        if m[:8] != MAGIC:
+            raise ValueError("not an id table")
+        size = int.from_bytes(m[8:16], "little")
+        header = json.loads(bytes(m[16 : 16 + size]))
+        if header.get("version") != VERSION:
+            raise ValueError(f"id table version {header.get('version')!r}")
+        self.count = n = int(header["count"])
+        self.teams: list[str] = list(header["teams"])
+        self.fields: list[str] = list(header["fields"])
+        self.kinds: list[str] = list(header["kinds"])
+        cols = {}
+        for name in _COLUMNS:
+            offset, dtype, length = header["columns"][name]
+            if offset + length * np.dtype(dtype).itemsize > len(m):
+                raise ValueError(f"id table column {name} past the end")
+            cols[name] = np.frombuffer(m, dtype=dtype, count=length, offset=offset)
         self.ids, self.team, self.field, self.kind = (
             cols["ids"],
             cols["team"],
@@ -74,25 +87,24 @@ class IdTable:
             cols["doc"],
             cols["doc_at"],
         )
-        n = self.count
         if not (
             len(self.ids) == len(self.team) == len(self.field) == len(self.kind) == n
             and len(self.rid_at) == len(self.doc_at) == n + 1
-            and (n == 0 or (int(self.rid_at[-1]) == len(self.rid)))
-            and (n == 0 or (int(self.doc_at[-1]) == len(self.doc)))
+            and int(self.rid_at[-1]) == len(self.rid)
+            and int(self.doc_at[-1]) == len(self.doc)
         ):
             raise ValueError("id table columns disagree")
 
     @classmethod
     def open(cls, shard: Path) -> IdTable | None:
         """The table of ``shard``, or None when it has none (or an unreadable one)."""
-        folder = table_dir(shard)
-        if not (folder / NAMES).exists():
+        path = table_path(shard)
+        if not path.exists():
             return None
         try:
-            return cls(folder)
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            log.warning("id table %s unreadable (%s): payload reads instead", folder, e)
+            return cls(path)
+        except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
+            log.warning("id table %s unreadable (%s): payload reads instead", path, e)
             return None
 
     def positions(self, keys: Sequence[int]) -> tuple[list[int], list[int]]:
@@ -292,24 +304,41 @@ def write_table(shard: Path, entries: Iterable[tuple[int, Row]]) -> int:
 
 
 def _save(shard: Path, cols: _Columns) -> int:
-    """Write ``cols`` sorted by id; the folder whole, ``names.json`` last. Returns the count."""
+    """Write ``cols`` sorted by id, into a new file renamed over the old. Returns the count."""
     n = len(cols)
     order = np.argsort(cols.ids, kind="stable")
     cols = _take(cols, order)
     if n > 1 and bool(np.any(cols.ids[1:] == cols.ids[:-1])):
         raise ValueError("id table: an id twice")
-    folder = table_dir(shard)
-    if folder.exists():
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True)
-    np.save(folder / "ids.npy", cols.ids)
-    for name, col in cols.codes.items():
-        np.save(folder / f"{name}.npy", col.astype(np.uint32))
-    for name, (blob, at) in cols.text.items():
-        np.save(folder / f"{name}.npy", blob.astype(np.uint8))
-        np.save(folder / f"{name}_at.npy", at.astype(np.uint64))
-    names = {"version": VERSION, "count": n, **cols.names}
-    (folder / NAMES).write_text(json.dumps(names, ensure_ascii=False), encoding="utf-8")
+    arrays: dict[str, np.ndarray] = {
+        "ids": cols.ids.astype(np.uint64),
+        **{name: col.astype(np.uint32) for name, col in cols.codes.items()},
+        **{name: blob.astype(np.uint8) for name, (blob, _) in cols.text.items()},
+        **{f"{name}_at": at.astype(np.uint64) for name, (_, at) in cols.text.items()},
+    }
+    header: dict[str, Any] = {"version": VERSION, "count": n, **cols.names, "columns": {}}
+    # offsets depend on the header's own length: place the columns after a generous guess,
+    # then grow the guess until the header fits
+    room = 4096 + 16 * sum(len(v) for v in cols.names.values())
+    while True:
+        at = 16 + room
+        for name in _COLUMNS:
+            arr = arrays[name]
+            header["columns"][name] = [at, arr.dtype.str, len(arr)]
+            at += -(-arr.nbytes // 8) * 8
+        head = json.dumps(header, ensure_ascii=False).encode("utf-8")
+        if len(head) <= room:
+            break
+        room = len(head) * 2
+    path = table_path(shard)
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("wb") as f:
+        f.write(MAGIC + len(head).to_bytes(8, "little") + head)
+        for name in _COLUMNS:
+            offset = header["columns"][name][0]
+            f.write(b"\x00" * (offset - f.tell()))
+            f.write(arrays[name].tobytes())
+    os.replace(tmp, path)
     return n
 
 

@@ -265,6 +265,7 @@ class ShardOwner:
                     raise StorageError(f"{self.path} のシャードは閉じられています")
                 self._engine = load_read_only(self.path)
                 self._idle = False
+                self._reloaded()
                 if self.on_reopen is not None:
                     self.on_reopen()
             return self._engine
@@ -307,6 +308,10 @@ class ShardOwner:
 
     def forget_cached(self) -> None:
         """Drop what was cached from the engine shard (after :meth:`idle_close`)."""
+
+    def _reloaded(self) -> None:
+        """The engine shard was loaded again after :meth:`idle_close` (the holders map their
+        id table again)."""
 
     def _before_close(self) -> None:
         """A writer's last step while its shard is open (the holders write their id table)."""

@@ -341,9 +341,14 @@ class UnitStore(ShardOwner, UnitSearch):
             return self._candidates.resolve(self._shard, self._shard.query(req), scope.tenant)
 
     def forget_cached(self) -> None:
-        """The candidate index read from the engine shard (the count tables stay)."""
+        """The candidate index read from the engine shard and the id table's mapping (the
+        count tables stay)."""
         with self._lock:
             self._candidates.clear()
+            self._candidates.table = None
+
+    def _reloaded(self) -> None:
+        self._candidates.table = IdTable.open(self.path)
 
     def _empty(self) -> bool:
         return int(self._shard.count(qe.CountRequest(exact=True))) == 0
