@@ -85,6 +85,7 @@ def test_a_writer_that_cannot_wait_gets_a_message_naming_the_holder(home, tmp_pa
 
 
 STAGES = [
+    "id-table:2",
     "embed:2",
     "units:2",
     "records:2",
@@ -148,7 +149,28 @@ def test_kill_9_during_an_ingest_ends_in_the_statistics_of_a_clean_ingest(
     assert listed["reports"] == sum(c for f in clean_stats.values() for _, c in f.values())
     gens = [p.name for p in (home / "collections" / "reports" / "gens").iterdir()]
     assert len(gens) == 1, gens  # abandoned working generations were removed
+    _assert_id_tables(home / "collections" / "reports" / "gens" / gens[0])
     shutil.rmtree(home)
+
+
+def _assert_id_tables(gen: Path) -> None:
+    """The generation's id tables name exactly the points of its shards."""
+    import qdrant_edge as qe
+
+    from tansaku.store.candidates import BARE_KEYS, PAYLOAD_KEYS, payload_row
+    from tansaku.store.idtable import IdTable, scrolled
+
+    for name, keys in (("shard", PAYLOAD_KEYS), ("units", BARE_KEYS)):
+        table = IdTable.open(gen / name)
+        assert table is not None, name
+        shard = qe.EdgeShard.load(str(gen / name))
+        try:
+            want = dict(scrolled(shard, list(keys), payload_row))
+        finally:
+            shard.close()
+        found, rows = table.positions(list(want))
+        assert table.count == len(want)
+        assert dict(zip(found, table.rows(rows), strict=True)) == want
 
 
 def test_an_application_holding_connect_does_not_block_other_processes(home, tmp_path) -> None:

@@ -36,6 +36,8 @@ from typing import Any
 import numpy as np
 import qdrant_edge as qe
 
+from tansaku.faults import crashpoint
+
 log = logging.getLogger("tansaku.store")
 
 VERSION = 1
@@ -338,6 +340,7 @@ def _save(shard: Path, cols: _Columns) -> int:
             offset = header["columns"][name][0]
             f.write(b"\x00" * (offset - f.tell()))
             f.write(arrays[name].tobytes())
+    crashpoint("id-table")
     os.replace(tmp, path)
     return n
 
