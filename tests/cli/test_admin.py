@@ -87,6 +87,35 @@ def test_doctor_finds_and_repairs_tampered_statistics(home) -> None:
         assert st.count == 3
 
 
+def test_doctor_finds_and_rebuilds_missing_and_wrong_id_tables(home) -> None:
+    """A generation without the records' id table, and a units table naming another
+    document: both found, both built again from the shards by `--fix`."""
+    from tansaku.store.idtable import IdTable, table_path, write_table
+
+    col = home / "collections" / "reports"
+    gen = col / "gens" / (col / "CURRENT").read_text(encoding="utf-8").strip()
+    table_path(gen / "shard").unlink()
+    units = IdTable.open(gen / "units")
+    assert units is not None
+    keys = units.ids.tolist()
+    rows = units.rows(list(range(units.count)))
+    rows[0] = (rows[0][0], rows[0][1], "別の文書", rows[0][3], rows[0][4])
+    del units
+    write_table(gen / "units", zip(keys, rows, strict=True))
+
+    found = runner.invoke(app, ["doctor", "--json", "--home", str(home)])
+    assert found.exit_code == 1, found.output
+    messages = [f["message"] for f in json.loads(found.stdout)["findings"] if f["check"] == "ids"]
+    assert sorted(messages) == [
+        "候補の識別表(shard.ids): ありません",
+        "候補の識別表(units.ids): 1 件がシャードの内容と合いません",
+    ]
+    fixed = runner.invoke(app, ["doctor", "--fix", "--home", str(home)])
+    assert fixed.exit_code == 0 and "修復済み" in fixed.output, fixed.output
+    clean = runner.invoke(app, ["doctor", "--home", str(home)])
+    assert clean.exit_code == 0 and "問題は見つかりませんでした" in clean.output, clean.output
+
+
 def test_doctor_leaves_the_generation_an_ingest_is_writing(home) -> None:
     """`tansaku doctor` while an ingest runs: the writer's new generation is its work in
     progress, not a leftover (once the writer is gone, the same folder is one)."""

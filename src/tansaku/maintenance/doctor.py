@@ -13,6 +13,8 @@ statistics really are what the records say. Checks per collection:
 - ``bm25``: the BM25 length statistics differ from the sums over the records (repair: a new
   generation with the recounted statistics);
 - ``units``: the unit count table differs from the unit shard (repair: recount it);
+- ``ids``: a shard's id table is missing, unreadable or names other points than the shard holds
+  (repair: a new generation whose writer builds the table from the shard);
 - ``leftovers``: working generations of killed writers (repair: remove them).
 """
 
@@ -101,11 +103,28 @@ def _leftovers(gens_dir: Path, names: list[str], current: str, writing: bool) ->
     return out
 
 
-def _inspect(ts: Tansaku, name: str) -> tuple[list[str], bool, str]:
+def _ids_problems(col: Collection) -> dict[str, str]:
+    """Each shard's id table that does not name exactly its points (the embedded backend's;
+    ``shard``: the records, ``units``: the sentence units), with what is wrong."""
+    out: dict[str, str] = {}
+    stores: dict[str, object] = {"shard": col.store}
+    h = col.handles
+    if h is not None and h.has_unit_index():
+        stores["units"] = col.units
+    for which, store in stores.items():
+        problem = getattr(store, "ids_problem", None)
+        message = problem() if problem is not None else None
+        if message:
+            out[which] = message
+    return out
+
+
+def _inspect(ts: Tansaku, name: str) -> tuple[list[str], bool, dict[str, str], str]:
     """The read-only checks (in a function of their own: the view they hold is let go before
     a repair, so the repair can remove the generation it read)."""
     with ts.reading(name) as col:
-        return _bm25_mismatch(col), _units_mismatch(col), col.gen.name if col.gen else ""
+        gen = col.gen.name if col.gen else ""
+        return _bm25_mismatch(col), _units_mismatch(col), _ids_problems(col), gen
 
 
 def _check_one(ts: Tansaku, name: str, fix: bool) -> list[Finding]:
@@ -133,7 +152,7 @@ def _check_one(ts: Tansaku, name: str, fix: bool) -> list[Finding]:
             found[-1] = Finding(name, "current", f"{gens[-1].name} を確定しました", True)
         else:
             return found
-    bm25, units, current = _inspect(ts, name)
+    bm25, units, ids, current = _inspect(ts, name)
     names = (
         sorted(p.name for p in (col_dir / g.GENS).iterdir()) if (col_dir / g.GENS).is_dir() else []
     )
@@ -142,17 +161,25 @@ def _check_one(ts: Tansaku, name: str, fix: bool) -> list[Finding]:
         found.append(Finding(name, "bm25", message))
     if units:
         found.append(Finding(name, "units", "文単位の件数表が文単位のデータと一致しません"))
+    for which, message in ids.items():
+        found.append(Finding(name, "ids", f"候補の識別表({which}.ids): {message}"))
     if leftovers:
         found.append(Finding(name, "leftovers", f"使われていない世代: {', '.join(leftovers)}"))
-    if fix and (bm25 or units or leftovers):
+    if fix and (bm25 or units or ids or leftovers):
         with ts.writing(name) as wcol:
             if bm25:
                 wcol.state.bm25 = recount_bm25(wcol.store.lengths(), wcol.state)
             if units:
                 wcol.units.recount()
+            for which in ids:  # built again from the shard when the writer closes it
+                rebuild = getattr(
+                    wcol.store if which == "shard" else wcol.units, "rebuild_ids", None
+                )
+                if rebuild is not None:
+                    rebuild()
         found = [
             Finding(f.collection, f.check, f.message, True)
-            if f.check in ("bm25", "units", "leftovers")
+            if f.check in ("bm25", "units", "ids", "leftovers")
             else f
             for f in found
         ]

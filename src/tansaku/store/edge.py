@@ -27,7 +27,7 @@ from tansaku.store.candidates import (
     payload_row,
 )
 from tansaku.store.ids import point_id
-from tansaku.store.idtable import IdLog, IdTable, seal
+from tansaku.store.idtable import IdLog, IdTable, seal, table_problem
 from tansaku.store.protocols import Lengths
 from tansaku.store.record_base import (
     DENSE,
@@ -94,6 +94,16 @@ class EdgeStore(ShardOwner, RecordStoreBase):
             self._candidates.table = table
         else:
             self._ids = IdLog(table, fresh=created or self.total() == 0)
+
+    def ids_problem(self) -> str | None:
+        """What is wrong with this generation's id table (``tansaku doctor``), or None."""
+        with self._lock:
+            return table_problem(self.path, self._shard, list(PAYLOAD_KEYS), payload_row)
+
+    def rebuild_ids(self) -> None:
+        """A writer's: build the id table from the shard at close, whatever stands."""
+        if self._ids is not None:
+            self._ids = IdLog(None, fresh=False)
 
     def _before_close(self) -> None:
         if self._ids is not None:

@@ -377,3 +377,21 @@ def seal(shard_path: Path, shard: Any, log_: IdLog, total: int, keys: list[str],
         if log_.known:
             log.info("id table of %s: %d rows, %d points: read again", shard_path, count, total)
         write_table(shard_path, scrolled(shard, keys, row))
+
+
+def table_problem(shard_path: Path, shard: Any, keys: list[str], row: Any) -> str | None:
+    """What is wrong with the table of the shard in ``shard_path`` against the shard's own
+    payloads (one scroll), in Japanese; None when it names exactly the shard's points."""
+    path = table_path(shard_path)
+    if not path.exists():
+        return "ありません"
+    table = IdTable.open(shard_path)
+    if table is None:
+        return "読めません"
+    want = dict(scrolled(shard, keys, row))
+    if table.count != len(want):
+        return f"件数がシャードと合いません(表 {table.count:,} 件、シャード {len(want):,} 件)"
+    found, rows = table.positions(list(want))
+    have = dict(zip(found, table.rows(rows), strict=True))
+    wrong = sum(1 for key, value in want.items() if have.get(key) != value)
+    return f"{wrong:,} 件がシャードの内容と合いません" if wrong else None

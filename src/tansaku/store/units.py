@@ -42,7 +42,7 @@ from tansaku.store.candidates import (
     payload_row,
     point_key,
 )
-from tansaku.store.idtable import IdLog, IdTable, seal
+from tansaku.store.idtable import IdLog, IdTable, seal, table_problem
 from tansaku.store.record_base import SearchScope
 from tansaku.store.shard import (
     ON_DEMAND,
@@ -352,6 +352,16 @@ class UnitStore(ShardOwner, UnitSearch):
 
     def _empty(self) -> bool:
         return int(self._shard.count(qe.CountRequest(exact=True))) == 0
+
+    def ids_problem(self) -> str | None:
+        """What is wrong with this generation's id table (``tansaku doctor``), or None."""
+        with self._lock:
+            return table_problem(self.path, self._shard, list(BARE_KEYS), payload_row)
+
+    def rebuild_ids(self) -> None:
+        """A writer's: build the id table from the shard at close, whatever stands."""
+        if self._ids is not None:
+            self._ids = IdLog(None, fresh=False)
 
     def _before_close(self) -> None:
         if self._ids is not None:
