@@ -157,7 +157,7 @@ def _assert_id_tables(gen: Path) -> None:
     """The generation's id tables name exactly the points of its shards."""
     import qdrant_edge as qe
 
-    from tansaku.store.candidates import BARE_KEYS, PAYLOAD_KEYS, payload_row
+    from tansaku.store.candidates import BARE_KEYS, PAYLOAD_KEYS
     from tansaku.store.idtable import IdTable, scrolled
 
     for name, keys in (("shard", PAYLOAD_KEYS), ("units", BARE_KEYS)):
@@ -165,7 +165,7 @@ def _assert_id_tables(gen: Path) -> None:
         assert table is not None, name
         shard = qe.EdgeShard.load(str(gen / name))
         try:
-            want = dict(scrolled(shard, list(keys), payload_row))
+            want = dict(scrolled(shard, list(keys)))
         finally:
             shard.close()
         found, rows = table.positions(list(want))

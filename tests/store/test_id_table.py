@@ -13,7 +13,7 @@ import qdrant_edge as qe
 
 import tansaku
 from tansaku.records import Record
-from tansaku.store.candidates import BARE_KEYS, PAYLOAD_KEYS, CandidateIndex, payload_row
+from tansaku.store.candidates import BARE_KEYS, PAYLOAD_KEYS, CandidateIndex
 from tansaku.store.idtable import IdTable, scrolled, table_path
 from tansaku.testing import HashEmbedder
 
@@ -45,7 +45,7 @@ def _assert_tables_match_the_shards(home: Path, name: str) -> None:
         shard = qe.EdgeShard.load(str(path))
         try:
             keys = PAYLOAD_KEYS if path.name == "shard" else BARE_KEYS
-            want = dict(scrolled(shard, list(keys), payload_row))
+            want = dict(scrolled(shard, list(keys)))
         finally:
             shard.close()
         assert table.count == len(want)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from tansaku.backends.embedded import generations as g
 from tansaku.backends.embedded.writer import writing
@@ -103,20 +104,20 @@ def _leftovers(gens_dir: Path, names: list[str], current: str, writing: bool) ->
     return out
 
 
-def _ids_problems(col: Collection) -> dict[str, str]:
-    """Each shard's id table that does not name exactly its points (the embedded backend's;
-    ``shard``: the records, ``units``: the sentence units), with what is wrong."""
-    out: dict[str, str] = {}
-    stores: dict[str, object] = {"shard": col.store}
+def _id_table_holders(col: Collection) -> dict[str, Any]:
+    """The stores that keep an id table (the embedded backend's): ``shard`` the records,
+    ``units`` the sentence units."""
+    stores: dict[str, Any] = {"shard": col.store}
     h = col.handles
     if h is not None and h.has_unit_index():
         stores["units"] = col.units
-    for which, store in stores.items():
-        problem = getattr(store, "ids_problem", None)
-        message = problem() if problem is not None else None
-        if message:
-            out[which] = message
-    return out
+    return {which: s for which, s in stores.items() if hasattr(s, "ids_problem")}
+
+
+def _ids_problems(col: Collection) -> dict[str, str]:
+    """Each shard's id table that does not name exactly its points, with what is wrong."""
+    found = {which: s.ids_problem() for which, s in _id_table_holders(col).items()}
+    return {which: message for which, message in found.items() if message}
 
 
 def _inspect(ts: Tansaku, name: str) -> tuple[list[str], bool, dict[str, str], str]:
@@ -171,12 +172,9 @@ def _check_one(ts: Tansaku, name: str, fix: bool) -> list[Finding]:
                 wcol.state.bm25 = recount_bm25(wcol.store.lengths(), wcol.state)
             if units:
                 wcol.units.recount()
+            holders = _id_table_holders(wcol)
             for which in ids:  # built again from the shard when the writer closes it
-                rebuild = getattr(
-                    wcol.store if which == "shard" else wcol.units, "rebuild_ids", None
-                )
-                if rebuild is not None:
-                    rebuild()
+                holders[which].rebuild_ids()
         found = [
             Finding(f.collection, f.check, f.message, True)
             if f.check in ("bm25", "units", "ids", "leftovers")

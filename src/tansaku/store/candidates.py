@@ -20,14 +20,12 @@ import qdrant_edge as qe
 
 from tansaku.records import Record
 from tansaku.store.base import ScoredRecord
-from tansaku.store.idtable import IdTable, Row
+from tansaku.store.idtable import IdLog, IdTable, Row, payload_row
 
 # (team, the record without text: id, document, field, source type only)
 Identity = tuple[str, Record]
-_KEYS = ["tenant", "rid", "doc_id", "field", "meta.source_type"]
-PAYLOAD_KEYS = _KEYS
-_BARE_KEYS = ["tenant", "rid", "doc_id"]
-BARE_KEYS = _BARE_KEYS
+PAYLOAD_KEYS = ["tenant", "rid", "doc_id", "field", "meta.source_type"]
+BARE_KEYS = ["tenant", "rid", "doc_id"]
 MAX_ENTRIES = 300_000  # ~110 MB at most (~350 bytes an entry with its ids); then 1/4 goes
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 _METAS: dict[str, Mapping[str, Any]] = {}  # one metadata mapping per source type, shared
@@ -72,6 +70,30 @@ class CandidateIndex:
         self._max = max_entries
         self._bare = bare
         self.table = table  # the generation's id table (read-only holders): before payloads
+        self.log: IdLog | None = None  # a writer's changes, for its generation's id table
+
+    @property
+    def keys(self) -> list[str]:
+        """The payload keys a candidate's identity is read from."""
+        return BARE_KEYS if self._bare else PAYLOAD_KEYS
+
+    def wrote(self, entries: Sequence[tuple[int, Identity]]) -> None:
+        """Points the holder wrote: remembered, and logged for the id table."""
+        self.remember(entries)
+        if self.log is not None:
+            self.log.put((key, identity_row(ident)) for key, ident in entries)
+
+    def deleted(self, ids: Sequence[int]) -> None:
+        """Points the holder deleted."""
+        self.forget(ids)
+        if self.log is not None:
+            self.log.drop(ids)
+
+    def team_deleted(self, team: str) -> None:
+        """Every point of ``team`` deleted."""
+        self.clear()
+        if self.log is not None:
+            self.log.drop_team(team)
 
     def __len__(self) -> int:
         return len(self._known)
@@ -108,7 +130,7 @@ class CandidateIndex:
         if missing:
             found = shard.retrieve(
                 missing,
-                with_payload=qe.PayloadSelector.Include(_BARE_KEYS if self._bare else _KEYS),
+                with_payload=qe.PayloadSelector.Include(self.keys),
                 with_vector=False,
             )
             fetched = {
@@ -125,13 +147,6 @@ class CandidateIndex:
 
 def _from_payload(payload: dict[str, Any], bare: bool) -> Identity:
     return row_identity(payload_row(payload), bare)
-
-
-def payload_row(payload: Mapping[str, Any]) -> Row:
-    """The id-table row of a point's payload (read with :data:`PAYLOAD_KEYS`)."""
-    tenant, rid, doc_id = (str(payload.get(k, "")) for k in ("tenant", "rid", "doc_id"))
-    source_type = str((payload.get("meta") or {}).get("source_type", "") or "")
-    return tenant, rid, doc_id, str(payload.get("field", "")), source_type
 
 
 def row_identity(row: Row, bare: bool) -> Identity:

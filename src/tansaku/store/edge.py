@@ -19,15 +19,8 @@ import qdrant_edge as qe
 
 from tansaku.records import Record
 from tansaku.store.base import Filter, ScoredRecord, StoredPoint, record_of, stored_point
-from tansaku.store.candidates import (
-    PAYLOAD_KEYS,
-    CandidateIndex,
-    identity,
-    identity_row,
-    payload_row,
-)
+from tansaku.store.candidates import CandidateIndex, identity
 from tansaku.store.ids import point_id
-from tansaku.store.idtable import IdLog, IdTable, seal, table_problem
 from tansaku.store.protocols import Lengths
 from tansaku.store.record_base import (
     DENSE,
@@ -75,7 +68,6 @@ class EdgeStore(ShardOwner, RecordStoreBase):
         self._counts: dict[str, int] = {}  # cached count() results; cleared by any write
         self._samples: dict[tuple[str, tuple[str, ...], int], dict[str, list[Any]]] = {}
         self._candidates = CandidateIndex()  # point id -> what a text-less candidate needs
-        self._ids: IdLog | None = None  # a writer's changes, for its generation's id table
         cfg = qe.EdgeConfig(
             vectors={
                 DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine, memory=ON_DEMAND)
@@ -89,37 +81,13 @@ class EdgeStore(ShardOwner, RecordStoreBase):
             max_search_threads=search_threads(),
         )
         self._shard, created = open_shard(self.path, cfg, read_only=read_only)
-        table = IdTable.open(self.path)
-        if read_only:
-            self._candidates.table = table
-        else:
-            self._ids = IdLog(table, fresh=created or self.total() == 0)
-
-    def ids_problem(self) -> str | None:
-        """What is wrong with this generation's id table (``tansaku doctor``), or None."""
-        with self._lock:
-            return table_problem(self.path, self._shard, list(PAYLOAD_KEYS), payload_row)
-
-    def rebuild_ids(self) -> None:
-        """A writer's: build the id table from the shard at close, whatever stands."""
-        if self._ids is not None:
-            self._ids = IdLog(None, fresh=False)
-
-    def _before_close(self) -> None:
-        if self._ids is not None:
-            seal(self.path, self._shard, self._ids, self.total(), PAYLOAD_KEYS, payload_row)
-            self._ids = None
+        self._attach_ids(created)
 
     def forget_cached(self) -> None:
-        """What was read from the engine shard (counts stay: a closed shard never changes),
-        and the id table's mapping (mapped again by the next use)."""
+        """What was read from the engine shard (counts stay: a closed shard never changes)."""
         with self._lock:
             self._samples.clear()
             self._candidates.clear()
-            self._candidates.table = None
-
-    def _reloaded(self) -> None:
-        self._candidates.table = IdTable.open(self.path)
 
     # -- writes -------------------------------------------------------------------------
     def upsert(self, tenant: str, points: Sequence[StoredPoint]) -> None:
@@ -139,9 +107,7 @@ class EdgeStore(ShardOwner, RecordStoreBase):
             self._total = None
             self._counts.clear()
             self._samples.clear()
-            self._candidates.remember(known)
-            if self._ids is not None:
-                self._ids.put((key, identity_row(ident)) for key, ident in known)
+            self._candidates.wrote(known)
 
     def delete(self, tenant: str, ids: Sequence[str]) -> None:
         if not ids:
@@ -152,9 +118,7 @@ class EdgeStore(ShardOwner, RecordStoreBase):
             self._total = None
             self._counts.clear()
             self._samples.clear()
-            self._candidates.forget(pids)
-            if self._ids is not None:
-                self._ids.drop(pids)
+            self._candidates.deleted(pids)
 
     def delete_tenant(self, tenant: str) -> None:
         """Remove every record of the team."""
@@ -163,9 +127,7 @@ class EdgeStore(ShardOwner, RecordStoreBase):
             self._total = None
             self._counts.clear()
             self._samples.clear()
-            self._candidates.clear()
-            if self._ids is not None:
-                self._ids.drop_team(tenant)
+            self._candidates.team_deleted(tenant)
 
     def update_sparse(self, tenant: str, vectors: Mapping[str, SparseVec]) -> None:
         """Replace the bm25 vector of existing records (used when field lengths drift)."""

@@ -28,7 +28,7 @@ import json
 import logging
 import mmap
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,18 +77,8 @@ class IdTable:
             if offset + length * np.dtype(dtype).itemsize > len(m):
                 raise ValueError(f"id table column {name} past the end")
             cols[name] = np.frombuffer(m, dtype=dtype, count=length, offset=offset)
-        self.ids, self.team, self.field, self.kind = (
-            cols["ids"],
-            cols["team"],
-            cols["field"],
-            cols["kind"],
-        )
-        self.rid, self.rid_at, self.doc, self.doc_at = (
-            cols["rid"],
-            cols["rid_at"],
-            cols["doc"],
-            cols["doc_at"],
-        )
+        self.ids, self.team, self.field, self.kind = (cols[c] for c in _COLUMNS[:4])
+        self.rid, self.rid_at, self.doc, self.doc_at = (cols[c] for c in _COLUMNS[4:])
         if not (
             len(self.ids) == len(self.team) == len(self.field) == len(self.kind) == n
             and len(self.rid_at) == len(self.doc_at) == n + 1
@@ -345,11 +335,23 @@ def _save(shard: Path, cols: _Columns) -> int:
     return n
 
 
-def scrolled(shard: Any, keys: list[str], row: Any) -> Iterator[tuple[int, Row]]:
-    """Every point of ``shard`` as (id, ``row(payload)``), reading only ``keys``."""
+def payload_row(payload: Mapping[str, Any]) -> Row:
+    """The row of a point's payload (its keys missing from the payload: empty)."""
+    tenant, rid, doc_id = (str(payload.get(k, "")) for k in ("tenant", "rid", "doc_id"))
+    source_type = str((payload.get("meta") or {}).get("source_type", "") or "")
+    return tenant, rid, doc_id, str(payload.get("field", "")), source_type
+
+
+def points(shard: Any) -> int:
+    """How many points the engine shard holds (every team's)."""
+    return int(shard.count(qe.CountRequest(exact=True)))
+
+
+def scrolled(shard: Any, keys: list[str]) -> Iterator[tuple[int, Row]]:
+    """Every point of ``shard`` as (id, its row), reading only the payload ``keys``."""
     offset: Any = None
     while True:
-        points, offset = shard.scroll(
+        found, offset = shard.scroll(
             qe.ScrollRequest(
                 limit=_SCROLL,
                 offset=offset,
@@ -357,17 +359,18 @@ def scrolled(shard: Any, keys: list[str], row: Any) -> Iterator[tuple[int, Row]]
                 with_vector=False,
             )
         )
-        for p in points:
+        for p in found:
             if p.payload:
-                yield int(p.id), row(p.payload)
-        if offset is None or not points:
+                yield int(p.id), payload_row(p.payload)
+        if offset is None or not found:
             return
 
 
-def seal(shard_path: Path, shard: Any, log_: IdLog, total: int, keys: list[str], row: Any) -> None:
+def seal(shard_path: Path, shard: Any, log_: IdLog, keys: list[str]) -> None:
     """Write the table of the writer's shard: the log merged into its base, or — when the
-    shard had no table, or the merge counts other than ``total`` points — one scroll of the
-    shard. Nothing changed and a table standing: nothing to write."""
+    shard had no table, or the merge counts other than the shard's points — one scroll of the
+    shard (reading ``keys``). Nothing changed and a table standing: nothing to write."""
+    total = points(shard)
     if log_.empty and log_.base is not None and log_.base.count == total:
         return
     count = -1
@@ -376,19 +379,19 @@ def seal(shard_path: Path, shard: Any, log_: IdLog, total: int, keys: list[str],
     if count != total:
         if log_.known:
             log.info("id table of %s: %d rows, %d points: read again", shard_path, count, total)
-        write_table(shard_path, scrolled(shard, keys, row))
+        write_table(shard_path, scrolled(shard, keys))
 
 
-def table_problem(shard_path: Path, shard: Any, keys: list[str], row: Any) -> str | None:
+def table_problem(shard_path: Path, shard: Any, keys: list[str]) -> str | None:
     """What is wrong with the table of the shard in ``shard_path`` against the shard's own
-    payloads (one scroll), in Japanese; None when it names exactly the shard's points."""
-    path = table_path(shard_path)
-    if not path.exists():
+    payloads (one scroll reading ``keys``), in Japanese; None when it names exactly the
+    shard's points."""
+    if not table_path(shard_path).exists():
         return "ありません"
     table = IdTable.open(shard_path)
     if table is None:
         return "読めません"
-    want = dict(scrolled(shard, keys, row))
+    want = dict(scrolled(shard, keys))
     if table.count != len(want):
         return f"件数がシャードと合いません(表 {table.count:,} 件、シャード {len(want):,} 件)"
     found, rows = table.positions(list(want))

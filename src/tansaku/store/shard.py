@@ -38,6 +38,8 @@ import qdrant_edge as qe
 from tansaku.errors import StorageError
 from tansaku.records import Record
 from tansaku.store.base import Bound, Filter, MetaCondition, payload_metadata
+from tansaku.store.candidates import CandidateIndex
+from tansaku.store.idtable import IdLog, IdTable, points, seal, table_problem
 from tansaku.store.residency import release_file_pages
 from tansaku.store.sparse import SparseVec
 
@@ -251,6 +253,7 @@ class ShardOwner:
     path: Path
     read_only: bool = False
     _engine: qe.EdgeShard | None = None
+    _candidates: CandidateIndex  # what a candidate point is, and the id table behind it
     _idle: bool = False  # closed by idle_close: the next use loads it again
     on_reopen: Callable[[], None] | None = None
 
@@ -265,7 +268,7 @@ class ShardOwner:
                     raise StorageError(f"{self.path} のシャードは閉じられています")
                 self._engine = load_read_only(self.path)
                 self._idle = False
-                self._reloaded()
+                self._candidates.table = IdTable.open(self.path)
                 if self.on_reopen is not None:
                     self.on_reopen()
             return self._engine
@@ -302,6 +305,7 @@ class ShardOwner:
             self._engine = None
             self._idle = True
             self.forget_cached()
+            self._candidates.table = None  # mapped again by the next use
             return True
         finally:
             self._lock.release()
@@ -309,19 +313,34 @@ class ShardOwner:
     def forget_cached(self) -> None:
         """Drop what was cached from the engine shard (after :meth:`idle_close`)."""
 
-    def _reloaded(self) -> None:
-        """The engine shard was loaded again after :meth:`idle_close` (the holders map their
-        id table again)."""
+    def _attach_ids(self, created: bool) -> None:
+        """Right after the shard loads: a reader maps the generation's id table, a writer
+        starts its log of changes from it (``tansaku.store.idtable``)."""
+        table = IdTable.open(self.path)
+        if self.read_only:
+            self._candidates.table = table
+        else:
+            self._candidates.log = IdLog(table, fresh=created or points(self._shard) == 0)
 
-    def _before_close(self) -> None:
-        """A writer's last step while its shard is open (the holders write their id table)."""
+    def ids_problem(self) -> str | None:
+        """What is wrong with this generation's id table (``tansaku doctor``), or None."""
+        with self._lock:
+            return table_problem(self.path, self._shard, self._candidates.keys)
+
+    def rebuild_ids(self) -> None:
+        """A writer's: build the id table from the shard when it closes, whatever stands."""
+        if self._candidates.log is not None:
+            self._candidates.log = IdLog(None, fresh=False)
 
     def close(self) -> None:
         with self._lock:
             self._idle = False
             if self._engine is not None:
                 if not self.read_only:
-                    self._before_close()
+                    log = self._candidates.log
+                    if log is not None:  # committed with the generation: written before
+                        seal(self.path, self._engine, log, self._candidates.keys)
+                        self._candidates.log = None
                     self._engine.flush()
                 self._engine.close()
                 self._engine = None

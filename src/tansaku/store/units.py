@@ -33,16 +33,7 @@ import qdrant_edge as qe
 
 from tansaku.records import Record
 from tansaku.store.base import Filter, ScoredRecord
-from tansaku.store.candidates import (
-    BARE_KEYS,
-    CandidateIndex,
-    Identity,
-    identity,
-    identity_row,
-    payload_row,
-    point_key,
-)
-from tansaku.store.idtable import IdLog, IdTable, seal, table_problem
+from tansaku.store.candidates import CandidateIndex, Identity, identity, point_key
 from tansaku.store.record_base import SearchScope
 from tansaku.store.shard import (
     ON_DEMAND,
@@ -99,9 +90,7 @@ class UnitStore(ShardOwner, UnitSearch):
         self._unit_counts: dict[tuple[str, tuple[str, ...]], int] = {}  # emptied by a write
         # unit point id -> (team, the record with id and document only): see candidates.py
         self._candidates = CandidateIndex(MAX_INDEXED_UNITS, bare=True)
-        table = IdTable.open(self.path)
-        self._ids: IdLog | None = None if read_only else IdLog(table, fresh=fresh or self._empty())
-        self._candidates.table = table if read_only else None
+        self._attach_ids(fresh)
         db = self.path / "df.sqlite"
         if read_only:  # a committed generation never changes: no locks, no journal
             self._db = sqlite3.connect(
@@ -224,9 +213,7 @@ class UnitStore(ShardOwner, UnitSearch):
             old_terms, old_units = self._remove(tenant, [r.id for r in records])
             for i in range(0, len(points), BATCH):
                 self._shard.update(qe.UpdateOperation.upsert_points(points[i : i + BATCH]))
-            self._candidates.remember(known)
-            if self._ids is not None:
-                self._ids.put((key, identity_row(ident)) for key, ident in known)
+            self._candidates.wrote(known)
             terms.subtract(old_terms)
             units.subtract(old_units)
             self._apply(tenant, terms, units)
@@ -248,9 +235,7 @@ class UnitStore(ShardOwner, UnitSearch):
         with self._lock:
             self._set_dirty(True)
             self._shard.update(qe.UpdateOperation.delete_points_by_filter(tenant_filter(tenant)))
-            self._candidates.clear()
-            if self._ids is not None:
-                self._ids.drop_team(tenant)
+            self._candidates.team_deleted(tenant)
             self._tenants = None
             self._unit_counts.clear()
             with self._db:
@@ -275,9 +260,7 @@ class UnitStore(ShardOwner, UnitSearch):
                 units[field] += 1
                 terms.update(zip(repeat(field), indices))
             self._shard.update(qe.UpdateOperation.delete_points_by_filter(flt))
-            self._candidates.forget(gone)
-            if self._ids is not None:
-                self._ids.drop(gone)
+            self._candidates.deleted(gone)
         return terms, units
 
     # -- reads --------------------------------------------------------------------------
@@ -341,33 +324,9 @@ class UnitStore(ShardOwner, UnitSearch):
             return self._candidates.resolve(self._shard, self._shard.query(req), scope.tenant)
 
     def forget_cached(self) -> None:
-        """The candidate index read from the engine shard and the id table's mapping (the
-        count tables stay)."""
+        """The candidate index read from the engine shard (the count tables stay)."""
         with self._lock:
             self._candidates.clear()
-            self._candidates.table = None
-
-    def _reloaded(self) -> None:
-        self._candidates.table = IdTable.open(self.path)
-
-    def _empty(self) -> bool:
-        return int(self._shard.count(qe.CountRequest(exact=True))) == 0
-
-    def ids_problem(self) -> str | None:
-        """What is wrong with this generation's id table (``tansaku doctor``), or None."""
-        with self._lock:
-            return table_problem(self.path, self._shard, list(BARE_KEYS), payload_row)
-
-    def rebuild_ids(self) -> None:
-        """A writer's: build the id table from the shard at close, whatever stands."""
-        if self._ids is not None:
-            self._ids = IdLog(None, fresh=False)
-
-    def _before_close(self) -> None:
-        if self._ids is not None:
-            total = int(self._shard.count(qe.CountRequest(exact=True)))
-            seal(self.path, self._shard, self._ids, total, list(BARE_KEYS), payload_row)
-            self._ids = None
 
     def close(self) -> None:
         with self._lock:
