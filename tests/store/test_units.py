@@ -179,6 +179,32 @@ def test_scores_follow_the_unit_count_after_every_write(units) -> None:
     assert third.score == pytest.approx(first.score, rel=1e-6)
 
 
+def test_term_counts_are_kept_between_writes_and_renewed_by_each(units, monkeypatch) -> None:
+    """Document frequencies are read once and kept: a term no unit held (kept as 0) and a term
+    a write adds to more units both show in the next search; past the cap the kept counts
+    start again and searches still score as the table says."""
+    units.replace("t", [RAIN, MAHLER])
+    assert units.search("t", "歌曲", limit=5) == []  # 歌曲: no unit yet (df 0 kept)
+    (first,) = units.search("t", "前線", limit=5)
+    more = [
+        Record(id="s#0", doc_id="s", field="body", text="前線が北上した。歌曲の夕べ。"),
+        Record(id="w#0", doc_id="w", field="body", text="寒冷前線の通過。"),
+    ]
+    units.replace("t", more)
+    assert [h.record.id for h in units.search("t", "歌曲", limit=5)] == ["s#0"]
+    n = units.count("t")
+    scores = {h.record.id: h.score for h in units.search("t", "前線", limit=5)}
+    assert set(scores) == {"rain#0", "s#0", "w#0"}
+    assert scores["rain#0"] < first.score  # three units hold 前線 now, of more units
+    assert units.idf_weights("t", [term_id("前線")]) == {term_id("前線"): idf(n, 3)}
+    texts = ("梅雨前線の停滞", "交響曲と歌曲", "北海道の梅雨")
+    before = [{h.record.id: h.score for h in units.search("t", q, limit=5)} for q in texts]
+    monkeypatch.setattr("tansaku.store.units.MAX_CACHED_TERMS", 3)
+    for _ in range(2):
+        after = [{h.record.id: h.score for h in units.search("t", q, limit=5)} for q in texts]
+        assert after == before
+
+
 def test_an_interrupted_write_is_recounted_on_open(tmp_path) -> None:
     store = UnitStore(tmp_path / "u")
     store.replace("t", [RAIN, MAHLER])

@@ -68,6 +68,39 @@ def idf(n_units: int, df: int) -> float:
     return math.log(1.0 + (n_units - df + 0.5) / (df + 0.5))
 
 
+MAX_CACHED_TERMS = 200_000  # document frequencies kept between writes (~100 bytes each)
+
+
+class _CountCache:
+    """What searches read from ``df.sqlite``: units per (team, fields) and each term's
+    document frequency (0 for a term no unit holds). Bounded: past ``MAX_CACHED_TERMS`` terms
+    it starts again empty."""
+
+    def __init__(self) -> None:
+        self.units: dict[tuple[str, tuple[str, ...]], int] = {}
+        self.df: dict[tuple[str, tuple[str, ...]], dict[int, int]] = {}
+        self._terms = 0
+
+    def clear(self) -> None:
+        self.units.clear()
+        self.df.clear()
+        self._terms = 0
+
+    def keep_units(self, scope: tuple[str, tuple[str, ...]], n: int) -> int:
+        if len(self.units) >= 1024:  # field sets come from configs: few
+            self.units.clear()
+        self.units[scope] = n
+        return n
+
+    def keep_df(self, known: dict[int, int], found: Mapping[int, int]) -> None:
+        if self._terms + len(found) > MAX_CACHED_TERMS:
+            for table in self.df.values():
+                table.clear()
+            self._terms = 0
+        known.update(found)
+        self._terms += len(found)
+
+
 class UnitStore(ShardOwner, UnitSearch):
     """The unit shard of one collection, with its document-frequency table: the embedded
     :class:`~tansaku.store.protocols.UnitIndex`."""
@@ -87,7 +120,7 @@ class UnitStore(ShardOwner, UnitSearch):
         self._shard, fresh = open_shard(self.path, cfg, read_only=read_only)
         self.created = fresh  # a new, empty shard: whatever was built before is gone
         self._tenants: frozenset[str] | None = None  # teams with units; None after a write
-        self._unit_counts: dict[tuple[str, tuple[str, ...]], int] = {}  # emptied by a write
+        self._counts = _CountCache()  # the table's counts a search asked for; emptied by a write
         # unit point id -> (team, the record with id and document only): see candidates.py
         self._candidates = CandidateIndex(MAX_INDEXED_UNITS, bare=True)
         self._attach_ids(fresh)
@@ -122,7 +155,7 @@ class UnitStore(ShardOwner, UnitSearch):
     def _apply(self, tenant: str, terms: Delta, units: Counter[str]) -> None:
         """Add the changes to the counts and clear the dirty mark, in one transaction."""
         self._tenants = None
-        self._unit_counts.clear()
+        self._counts.clear()
         with self._db:
             self._db.executemany(
                 "INSERT INTO df (tenant, term, field, n) VALUES (?, ?, ?, ?) "
@@ -177,7 +210,7 @@ class UnitStore(ShardOwner, UnitSearch):
         with self._lock:
             self._set_dirty(True)
             self._tenants = None
-            self._unit_counts.clear()
+            self._counts.clear()
             self._candidates.clear()
             with self._db:
                 self._db.execute("DELETE FROM df")
@@ -237,7 +270,7 @@ class UnitStore(ShardOwner, UnitSearch):
             self._shard.update(qe.UpdateOperation.delete_points_by_filter(tenant_filter(tenant)))
             self._candidates.team_deleted(tenant)
             self._tenants = None
-            self._unit_counts.clear()
+            self._counts.clear()
             with self._db:
                 self._db.execute("DELETE FROM df WHERE tenant = ?", (tenant,))
                 self._db.execute("DELETE FROM units WHERE tenant = ?", (tenant,))
@@ -282,27 +315,34 @@ class UnitStore(ShardOwner, UnitSearch):
         self, tenant: str, terms: Iterable[int], fields: Sequence[str] = ()
     ) -> dict[int, float]:
         """``idf`` of each term over the tenant's units (of ``fields``; empty: all); terms no
-        unit contains are left out."""
-        wanted = sorted(set(terms))
+        unit contains are left out. Counts come from ``df.sqlite`` once and are then kept until
+        the next write (a committed generation's table never changes)."""
+        wanted = set(terms)
         if not wanted:
             return {}
+        scope = (tenant, tuple(fields))
         field_sql = f" AND field IN ({','.join('?' * len(fields))})" if fields else ""
         with self._lock:
-            n_units = self._unit_counts.get((tenant, tuple(fields)))
+            n_units = self._counts.units.get(scope)
             if n_units is None:
                 (n_units,) = self._db.execute(
                     f"SELECT COALESCE(SUM(n), 0) FROM units WHERE tenant = ?{field_sql}",
                     (tenant, *fields),
                 ).fetchone()
-                if len(self._unit_counts) >= 1024:  # field sets come from configs: few
-                    self._unit_counts.clear()
-                self._unit_counts[(tenant, tuple(fields))] = int(n_units)
-            rows = self._db.execute(
-                f"SELECT term, SUM(n) FROM df WHERE tenant = ? "
-                f"AND term IN ({','.join('?' * len(wanted))}){field_sql} GROUP BY term",
-                (tenant, *wanted, *fields),
-            ).fetchall()
-        return {int(t): idf(int(n_units), int(df)) for t, df in rows if df > 0}
+                n_units = self._counts.keep_units(scope, int(n_units))
+            known = self._counts.df.setdefault(scope, {})
+            missing = sorted(wanted.difference(known))
+            if missing:
+                rows = self._db.execute(
+                    f"SELECT term, SUM(n) FROM df WHERE tenant = ? "
+                    f"AND term IN ({','.join('?' * len(missing))}){field_sql} GROUP BY term",
+                    (tenant, *missing, *fields),
+                ).fetchall()
+                found = dict.fromkeys(missing, 0)
+                found.update((int(t), int(df)) for t, df in rows)
+                self._counts.keep_df(known, found)
+            df_of = [(t, known.get(t, 0)) for t in wanted]
+        return {t: idf(n_units, df) for t, df in sorted(df_of) if df > 0}
 
     def _unit_hits(
         self, grams: list[str], scale: Mapping[int, float], scope: SearchScope
