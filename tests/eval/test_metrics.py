@@ -89,6 +89,16 @@ def test_duplicates_count_once_and_unjudged_queries_are_ignored() -> None:
     assert means["mrr@10"] == pytest.approx((1 + 1 / 3) / 2)
 
 
+def test_a_run_that_found_nothing_scores_zero_for_every_query() -> None:
+    """A config whose axes match no record (a dense leg over a field the corpus leaves empty)
+    scores 0, not a crash of the whole evaluation."""
+    means, per = score_run({"q1": {"d1": 1}, "q2": {"d2": 2}}, {"q1": [], "q2": []})
+    assert set(per) == {"q1", "q2"}
+    assert means["ndcg@10"] == 0.0 and means["recall@100"] == 0.0
+    assert all(v == 0.0 for row in per.values() for v in row.values())
+    assert score_run({"q1": {"d1": 1}}, {})[0]["mrr@10"] == 0.0
+
+
 def test_no_judged_query_is_an_error() -> None:
     with pytest.raises(ValueError):
         score_run({"q": {"a": 0}}, {"q": ["a"]})

@@ -67,8 +67,12 @@ def score_run(qrels: Qrels, run: RankedRun) -> tuple[dict[str, float], dict[str,
     qids = [q for q, rel in qrels.items() if any(g > 0 for g in rel.values())]
     if not qids:
         raise ValueError("qrels has no query with a relevant document")
+    ranked = _ranx_run(run, qids)
+    if not any(ranked.values()):  # nothing found for any query (ranx refuses an empty run)
+        zero = dict.fromkeys(RANX_MEASURES, 0.0)
+        return dict(zero), {q: dict(zero) for q in qids}
     rq = ranx.Qrels({q: {d: int(g) for d, g in qrels[q].items() if g > 0} for q in qids})
-    rr = ranx.Run(_ranx_run(run, qids))
+    rr = ranx.Run(ranked)
     measures = list(RANX_MEASURES.values())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numba's uint64 -> int64 cast notice
