@@ -14,6 +14,11 @@ three, so each config of ``configs/`` can weigh any field on any leg. ``entry`` 
 record as a plain BEIR ingest indexes it (title + text); the file is named ``records.jsonl``
 because a file called ``corpus.jsonl`` is read as BEIR, whose loader ignores field mappings.
 The folder gets a ``.gitignore`` of ``*``: the built data stays out of commits.
+
+``--layout title`` writes ``<set>/title-axis/`` instead, whose collection
+(``collection-title.toml``) embeds only ``question`` (the record's title, whatever it holds: an
+article name, a FAQ heading, a statute reference) and ``entry``: for a dense leg over the title
+beside the default's three over the whole record, on every set of the basket.
 """
 
 from __future__ import annotations
@@ -30,7 +35,11 @@ sys.path.insert(0, str(ROOT))
 from bench.basket import SETS, folder  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-COLLECTION = HERE / "collection.toml"
+LAYOUTS = {
+    # folder under bench/data/<set>/, collection config
+    "qa": ("qa-axes", HERE / "collection.toml"),
+    "title": ("title-axis", HERE / "collection-title.toml"),
+}
 
 
 def _quote(text: str) -> str:
@@ -38,7 +47,7 @@ def _quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def prepare(beir: Path, out: Path) -> tuple[int, int]:
+def prepare(beir: Path, out: Path, collection: Path = LAYOUTS["qa"][1]) -> tuple[int, int]:
     """Write ``records.jsonl`` and ``judgements.yaml`` for the BEIR folder ``beir``; return
     (records, queries)."""
     out.mkdir(parents=True, exist_ok=True)
@@ -64,9 +73,9 @@ def prepare(beir: Path, out: Path) -> tuple[int, int]:
             if int(float(score)) > 0:
                 qrels.setdefault(qid, {})[did] = int(float(score))
     lines = [
-        f"name: {beir.name}-qa-axes",
+        f"name: {beir.name}-{out.name}",
         "source: records.jsonl",
-        f"config: {_quote(os.path.relpath(COLLECTION, out))}",
+        f"config: {_quote(os.path.relpath(collection, out))}",
         "queries:",
     ]
     n_queries = 0
@@ -89,7 +98,15 @@ def prepare(beir: Path, out: Path) -> tuple[int, int]:
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sets", nargs="+", help="names of bench/basket.py sets (nta-qa…)")
+    parser.add_argument(
+        "--layout",
+        choices=sorted(LAYOUTS),
+        default="qa",
+        help="qa: question, answer and entry embedded (qa-axes/); title: the title and the "
+        "entry only (title-axis/)",
+    )
     args = parser.parse_args(argv)
+    sub, collection = LAYOUTS[args.layout]
     known = {s.name: s for s in SETS}
     for name in args.sets:
         if name not in known:
@@ -97,8 +114,8 @@ def main(argv: list[str]) -> None:
         path = folder(known[name])
         if path is None:
             raise SystemExit(f"set {name} is not built: {known[name].build}")
-        out = ROOT / "bench" / "data" / name / "qa-axes"
-        records, queries = prepare(path, out)
+        out = ROOT / "bench" / "data" / name / sub
+        records, queries = prepare(path, out, collection)
         print(f"{name}: {records} records, {queries} queries -> {out / 'judgements.yaml'}")
 
 

@@ -63,6 +63,12 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--configs", help="comma-separated stems of configs/ (default: all)")
     parser.add_argument("--baseline", default="entry-thirds", help="config name to compare with")
     parser.add_argument("--limit", type=int, help="first N queries of each set")
+    parser.add_argument(
+        "--layout",
+        choices=("qa-axes", "title-axis"),
+        default="qa-axes",
+        help="which prepared folder of each set (prepare.py --layout qa / title)",
+    )
     parser.add_argument("--home", type=Path, default=HOME)
     parser.add_argument("--out", type=Path, help="also write the Markdown tables here")
     parser.add_argument("--json", type=Path, help="write metrics and per-query nDCG@10 here")
@@ -75,9 +81,12 @@ def main(argv: list[str]) -> None:
     confs = [load_eval_config(HERE / "configs" / f"{s}.toml") for s in stems]
     sets = []
     for name in (s for s in args.sets.split(",") if s):
-        path = DATA / name / "qa-axes" / "judgements.yaml"
+        path = DATA / name / args.layout / "judgements.yaml"
         if not path.is_file():
-            raise SystemExit(f"{path} is missing: python bench/datasets/qa_axes/prepare.py {name}")
+            layout = "qa" if args.layout == "qa-axes" else "title"
+            raise SystemExit(
+                f"{path} is missing: python bench/datasets/qa_axes/prepare.py --layout {layout} {name}"
+            )
         sets.append(_limit(load_dataset(path), args.limit))
     t0 = time.perf_counter()
     results = run(sets, confs, args.home)

@@ -9,7 +9,8 @@ The IDF is ours, not the engine's: ``df.sqlite`` beside the shard counts, per (t
 the units and the units containing each bigram, and a query carries ``idf(term)`` as its weights,
 so the engine's dot product is BM25 over the tenant's units (of the axis' fields). Asking the
 engine for a filtered IDF instead (``IdfParams``) costs 5-10 ms a query at 300k units, and its
-unfiltered IDF keeps counting deleted points; a lookup of ~30 terms costs well under 1 ms.
+unfiltered IDF keeps counting deleted points; a lookup of ~30 terms costs well under 1 ms, and
+the counts a search read are kept until the next write (a committed generation's never change).
 Writes mark the table dirty before touching the shard and clean after committing the counts: a
 crash in between is repaired by recounting from the shard when the store is next opened.
 
