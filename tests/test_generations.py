@@ -100,6 +100,24 @@ def test_second_writer_in_the_same_process_gives_up_with_the_holder(ts, monkeypa
     assert ts.collection("faq").store.count("default") == 4
 
 
+def test_a_search_carries_the_generation_and_embedder_it_read(ts) -> None:
+    """The versions a search event records are those of the view the search ran on, also
+    when a commit lands right after it; ``CURRENT`` and a missing collection read as before."""
+    ts.ingest_records(records(), collection="faq", config=CONFIG)
+    col = ts.collection("faq")
+    first = ts.search("冷蔵庫", collection="faq")
+    assert first.versions == {
+        "index_version": col.gen.name,
+        "embedding_version": str(col.state.embedder),
+    }
+    assert "versions" not in first.to_dict()  # the JSON of search --json is unchanged
+    ts.ingest_records(records("s"), collection="faq", config=CONFIG)
+    second = ts.search("冷蔵庫", collection="faq").versions["index_version"]
+    assert second == generations.current(col.path).name != first.versions["index_version"]
+    assert generations.current_name(str(col.path)) == second
+    assert generations.current_name(str(col.path / "nothing-here")) == ""
+
+
 def test_delete_a_team_then_the_collection(ts) -> None:
     ts.ingest_records(records(), collection="faq", config=CONFIG, team="shinjuku")
     ts.ingest_records(records(), collection="faq", config=CONFIG, team="shibuya")

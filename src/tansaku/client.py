@@ -190,7 +190,13 @@ class Tansaku:
     def collections(self, only: str | None = None) -> list[CollectionInfo]:
         """Every collection's info (``only``: that one's, if it exists); one that another
         process removes meanwhile is left out."""
-        names = [n for n in self.backend.names() if only is None or n == only]
+        if only is None:
+            names = self.backend.names()
+        else:  # every search asks for its collection: no listing of the others
+            try:
+                names = [only] if self.backend.exists(only) else []
+            except ConfigError:  # not a collection name (a path, blanks): no such collection
+                names = []
         return self.each_collection(names, lambda name: info_of(name, self.collection(name)))
 
     def each_collection(self, names: Iterable[str], read: Callable[[str], T]) -> list[T]:

@@ -63,6 +63,17 @@ class Collection:
         return gen if isinstance(gen, Path) else None
 
     @property
+    def versions(self) -> dict[str, str]:
+        """``index_version`` (the generation read, ``g000012``) and ``embedding_version`` (the
+        embedder its vectors came from), the ones known: what a search event records."""
+        gen = self.gen
+        pairs = (
+            ("index_version", gen.name if gen is not None else ""),
+            ("embedding_version", str(self.state.embedder or "")),
+        )
+        return {k: v for k, v in pairs if v}
+
+    @property
     def writable(self) -> bool:
         return self.handles is not None and self.handles.writable
 

@@ -185,6 +185,7 @@ def search(
         plan=plan,
         timings_ms=timings,
         suggestion=suggestion,
+        versions=collection.versions,
     )
     if services.events is not None:
         services.events.emit(result)

@@ -146,6 +146,9 @@ class SearchResult:
     timings_ms: Mapping[str, float]
     suggestion: Suggestion | None = None
     """When nothing was found: what the search tried and what to try (``search.suggest``)."""
+    versions: Mapping[str, str] = field(default_factory=dict)
+    """The collection's ``index_version`` / ``embedding_version`` the search read (its event
+    row's; not part of :meth:`to_dict`)."""
 
     def to_dict(self) -> dict[str, Any]:
         out = {

@@ -30,18 +30,9 @@ def collection_versions(client: Any, name: str) -> dict[str, str]:
     """``index_version`` (the committed generation, e.g. ``g000012``) and ``embedding_version``
     (the embedder its vectors came from) of collection ``name``; empty when it cannot be read."""
     try:
-        col = client.collection(name)
+        return client.collection(name).versions
     except Exception:  # deleted meanwhile, another backend: no versions, never a failure
         return {}
-    gen = col.gen
-    return {
-        k: v
-        for k, v in (
-            ("index_version", gen.name if gen is not None else ""),
-            ("embedding_version", str(col.state.embedder or "")),
-        )
-        if v
-    }
 
 
 class RecordingEventLog(SearchEventLog):
@@ -68,7 +59,11 @@ class RecordingEventLog(SearchEventLog):
         team = event.get("tenant")
         if self.appdb is not None and team:
             try:
-                extra = self.versions(result.plan.collection) if self.versions else {}
+                # the versions the search read; asked of the collection only for a result
+                # made without them
+                extra = result.versions or (
+                    self.versions(result.plan.collection) if self.versions else {}
+                )
                 titles = tuple(
                     str(h.record.metadata.get("title") or h.doc_id) for h in result.hits[:TOP_N]
                 )

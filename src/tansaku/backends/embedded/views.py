@@ -7,6 +7,7 @@ while it is being read."""
 from __future__ import annotations
 
 import logging
+import os
 import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -28,12 +29,12 @@ ATTEMPTS = 3
 
 def fingerprint(col_dir: Path, name: str, ws: Workspace) -> tuple[str, int]:
     """What a view depends on: the committed generation and the config file's mtime."""
+    where = os.fspath(col_dir)
     try:
-        mtime = (col_dir / "config.toml").stat().st_mtime_ns
+        mtime = os.stat(os.path.join(where, "config.toml")).st_mtime_ns
     except FileNotFoundError:
         raise CollectionNotFound(name, ws.collection_names()) from None
-    cur = generations.current(col_dir)
-    return (cur.name if cur is not None else "", mtime)
+    return (generations.current_name(where), mtime)
 
 
 def open_view(ws: Workspace, name: str) -> Collection:
