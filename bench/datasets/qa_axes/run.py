@@ -84,9 +84,8 @@ def main(argv: list[str]) -> None:
         path = DATA / name / args.layout / "judgements.yaml"
         if not path.is_file():
             layout = "qa" if args.layout == "qa-axes" else "title"
-            raise SystemExit(
-                f"{path} is missing: python bench/datasets/qa_axes/prepare.py --layout {layout} {name}"
-            )
+            prepare = "python bench/datasets/qa_axes/prepare.py"
+            raise SystemExit(f"{path} is missing: {prepare} --layout {layout} {name}")
         sets.append(_limit(load_dataset(path), args.limit))
     t0 = time.perf_counter()
     results = run(sets, confs, args.home)
