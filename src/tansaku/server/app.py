@@ -15,7 +15,6 @@ import logging
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ from tansaku.server.apidocs import render_docs
 from tansaku.server.auth import KeyStore, ServerNotSecured
 from tansaku.server.compute import ComputePool, pool_size
 from tansaku.server.event_writer import EventWriter, flush_interval
-from tansaku.server.events import RecordingEventLog, collection_versions
+from tansaku.server.events import RecordingEventLog
 from tansaku.server.hostguard import KeylessGuard
 from tansaku.server.job_limits import job_limits
 from tansaku.server.jobs import JobRunner
@@ -193,7 +192,6 @@ def create_app(
         client.events.path,
         appdb=db,
         metrics=state.metrics,
-        versions=partial(collection_versions, client),
         writer=state.events,
     )
     client.with_services(events=recording)

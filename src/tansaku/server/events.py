@@ -11,7 +11,6 @@ embedder), which feedback on it stores (design 004).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,6 @@ from tansaku.server.event_writer import EventWriter
 from tansaku.server.metrics import Metrics
 
 log = logging.getLogger("tansaku.server")
-Versions = Callable[[str], Mapping[str, str]]
 
 
 def collection_versions(client: Any, name: str) -> dict[str, str]:
@@ -44,13 +42,11 @@ class RecordingEventLog(SearchEventLog):
         *,
         appdb: Any,
         metrics: Metrics,
-        versions: Versions | None = None,
         writer: EventWriter | None = None,
     ) -> None:
         super().__init__(path)
         self.appdb = appdb
         self.metrics = metrics
-        self.versions = versions
         self.writer = writer
 
     def emit(self, result: SearchResult) -> dict[str, Any]:
@@ -59,15 +55,10 @@ class RecordingEventLog(SearchEventLog):
         team = event.get("tenant")
         if self.appdb is not None and team:
             try:
-                # the versions the search read; asked of the collection only for a result
-                # made without them
-                extra = result.versions or (
-                    self.versions(result.plan.collection) if self.versions else {}
-                )
                 titles = tuple(
                     str(h.record.metadata.get("title") or h.doc_id) for h in result.hits[:TOP_N]
                 )
-                row = EventRow(str(team), {**extra, **event}, titles, utcnow())
+                row = EventRow(str(team), {**result.versions, **event}, titles, utcnow())
                 if self.writer is not None:
                     self.writer.put(row)
                 else:

@@ -25,7 +25,7 @@ import math
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import repeat
 from pathlib import Path
 from typing import Any
@@ -70,36 +70,45 @@ def idf(n_units: int, df: int) -> float:
 
 
 MAX_CACHED_TERMS = 200_000  # document frequencies kept between writes (~100 bytes each)
+Scope = tuple[str, tuple[str, ...]]  # (team, the axis' fields; empty: all)
 
 
 class _CountCache:
-    """What searches read from ``df.sqlite``: units per (team, fields) and each term's
-    document frequency (0 for a term no unit holds). Bounded: past ``MAX_CACHED_TERMS`` terms
-    it starts again empty."""
+    """What searches read from ``df.sqlite``, kept until the holder's next write (:meth:`clear`):
+    units per scope and each term's document frequency (0 for a term no unit holds). Bounded:
+    past ``MAX_CACHED_TERMS`` terms it starts again empty."""
 
     def __init__(self) -> None:
-        self.units: dict[tuple[str, tuple[str, ...]], int] = {}
-        self.df: dict[tuple[str, tuple[str, ...]], dict[int, int]] = {}
+        self._units: dict[Scope, int] = {}
+        self._df: dict[Scope, dict[int, int]] = {}
         self._terms = 0
 
     def clear(self) -> None:
-        self.units.clear()
-        self.df.clear()
+        self._units.clear()
+        self._df.clear()
         self._terms = 0
 
-    def keep_units(self, scope: tuple[str, tuple[str, ...]], n: int) -> int:
-        if len(self.units) >= 1024:  # field sets come from configs: few
-            self.units.clear()
-        self.units[scope] = n
+    def units(self, scope: Scope, read: Callable[[], int]) -> int:
+        """The scope's unit count; ``read()`` asks the table the first time."""
+        n = self._units.get(scope)
+        if n is None:
+            n = self._units[scope] = read()
         return n
 
-    def keep_df(self, known: dict[int, int], found: Mapping[int, int]) -> None:
-        if self._terms + len(found) > MAX_CACHED_TERMS:
-            for table in self.df.values():
-                table.clear()
-            self._terms = 0
-        known.update(found)
-        self._terms += len(found)
+    def df(
+        self, scope: Scope, terms: set[int], read: Callable[[list[int]], Iterable[tuple[int, int]]]
+    ) -> dict[int, int]:
+        """Each term's document frequency in the scope; ``read(missing)`` gives (term, df) of
+        the terms not asked before that some unit holds."""
+        if self._terms > MAX_CACHED_TERMS:
+            self.clear()
+        known = self._df.setdefault(scope, {})
+        missing = sorted(terms.difference(known))
+        if missing:
+            known.update(dict.fromkeys(missing, 0))
+            known.update(read(missing))
+            self._terms += len(missing)
+        return {t: known[t] for t in terms}
 
 
 class UnitStore(ShardOwner, UnitSearch):
@@ -321,29 +330,25 @@ class UnitStore(ShardOwner, UnitSearch):
         wanted = set(terms)
         if not wanted:
             return {}
-        scope = (tenant, tuple(fields))
         field_sql = f" AND field IN ({','.join('?' * len(fields))})" if fields else ""
+
+        def read_units() -> int:
+            sql = f"SELECT COALESCE(SUM(n), 0) FROM units WHERE tenant = ?{field_sql}"
+            return int(self._db.execute(sql, (tenant, *fields)).fetchone()[0])
+
+        def read_df(missing: list[int]) -> Iterable[tuple[int, int]]:
+            rows = self._db.execute(
+                f"SELECT term, SUM(n) FROM df WHERE tenant = ? "
+                f"AND term IN ({','.join('?' * len(missing))}){field_sql} GROUP BY term",
+                (tenant, *missing, *fields),
+            ).fetchall()
+            return ((int(t), int(n)) for t, n in rows)
+
+        scope = (tenant, tuple(fields))
         with self._lock:
-            n_units = self._counts.units.get(scope)
-            if n_units is None:
-                (n_units,) = self._db.execute(
-                    f"SELECT COALESCE(SUM(n), 0) FROM units WHERE tenant = ?{field_sql}",
-                    (tenant, *fields),
-                ).fetchone()
-                n_units = self._counts.keep_units(scope, int(n_units))
-            known = self._counts.df.setdefault(scope, {})
-            missing = sorted(wanted.difference(known))
-            if missing:
-                rows = self._db.execute(
-                    f"SELECT term, SUM(n) FROM df WHERE tenant = ? "
-                    f"AND term IN ({','.join('?' * len(missing))}){field_sql} GROUP BY term",
-                    (tenant, *missing, *fields),
-                ).fetchall()
-                found = dict.fromkeys(missing, 0)
-                found.update((int(t), int(df)) for t, df in rows)
-                self._counts.keep_df(known, found)
-            df_of = [(t, known.get(t, 0)) for t in wanted]
-        return {t: idf(n_units, df) for t, df in sorted(df_of) if df > 0}
+            n_units = self._counts.units(scope, read_units)
+            df_of = self._counts.df(scope, wanted, read_df)
+        return {t: idf(n_units, df) for t, df in sorted(df_of.items()) if df > 0}
 
     def _unit_hits(
         self, grams: list[str], scale: Mapping[int, float], scope: SearchScope
