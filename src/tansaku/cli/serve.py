@@ -30,6 +30,15 @@ def serve(
             help="このチームのキーを管理用とする(/metrics と全体の件数を見られる。繰り返し指定可)",
         ),
     ] = None,
+    search_processes: Annotated[
+        int | None,
+        typer.Option(
+            "--search-processes",
+            min=0,
+            help="検索を受け持つプロセスの数(0: サーバー自身で検索。既定: 環境変数 "
+            "TANSAKU_SEARCH_PROCESSES、なければ 0)。コア数まで増やすと検索が複数コアで並列に動く",
+        ),
+    ] = None,
     home: HomeOpt = None,
 ) -> None:
     """API サーバー(と Web 画面)を起動する。Ctrl+C で停止。"""
@@ -47,6 +56,7 @@ def serve(
         port=port,
         allowed_hosts=tuple(allow_host or ()),
         admin_teams=tuple(admin_team or ()),
+        search_processes=search_processes,
     )
     from tansaku.workspace import Workspace
 

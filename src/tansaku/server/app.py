@@ -51,6 +51,7 @@ from tansaku.server.routes import (
     tables,
     unanswered,
 )
+from tansaku.server.search_processes import SearchProcesses, process_count
 from tansaku.server.settings import ServerSettings
 from tansaku.server.state import AppState
 
@@ -96,8 +97,26 @@ def _connect(source: str | Path | None) -> Tansaku:
     return tansaku.connect(source, embedder=load_embedder(workspace_home(source)))
 
 
+def _start_searchers(state: AppState) -> None:
+    """Start the search processes (each loads the model); if none can start, searches run in
+    this process again, its own embedder warmed up instead."""
+    searchers = state.searchers
+    assert searchers is not None
+    if searchers.start():
+        state.model = searchers.model
+        return
+    log.error("no search process started (%s): searching in the server's process", searchers.error)
+    state.client.run_searches_with(None)
+    state.searchers = None
+    searchers.close()
+    _warm_up(state)
+
+
 def _warm_up(state: AppState) -> None:
     """Load the embedder before the first search needs it (``/healthz`` reports it)."""
+    if state.searchers is not None:
+        _start_searchers(state)
+        return
     try:
         embedder = state.client.embedder
         settle = getattr(embedder.inner, "settle", None)  # the default: its faster engine now
@@ -181,7 +200,11 @@ def create_app(
         appdb=db,
         owns_client=owns,
     )
-    if (workers := pool_size(settings.search_workers)) > 0:
+    processes = process_count(settings.search_processes) if owns else 0
+    if processes > 0:
+        state.searchers = SearchProcesses(client.workspace.home, processes)
+        client.run_searches_with(state.searchers.run)
+    if (workers := pool_size(settings.search_workers, processes=processes)) > 0:
         state.compute = ComputePool(workers)
     interval = flush_interval(settings.event_flush_s)
     if db is not None and interval > 0:
@@ -208,7 +231,7 @@ def create_app(
         if db is not None:
             _recover_jobs(db)
         _sweep_uploads(client.workspace.home)
-        if warm_up:
+        if warm_up or state.searchers is not None:
             threading.Thread(target=_warm_up, args=(state,), daemon=True).start()
         try:
             yield

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 ENV_WORKERS = "TANSAKU_SEARCH_WORKERS"
+PER_PROCESS = 2
 
 
 def cores() -> int:
@@ -28,13 +29,17 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def pool_size(setting: int | None = None) -> int:
-    """``setting``, else ``$TANSAKU_SEARCH_WORKERS``, else the cores; 0: no pool (each search
-    in its request's thread, as every other route)."""
+def pool_size(setting: int | None = None, *, processes: int = 0) -> int:
+    """``setting``, else ``$TANSAKU_SEARCH_WORKERS``, else the cores — or, with ``processes``
+    search processes (``tansaku.server.search_processes``), PER_PROCESS threads for each: one
+    waits on a child's search while another's result is turned into JSON; 0: no pool (each
+    search in its request's thread, as every other route)."""
     if setting is None:
         raw = os.environ.get(ENV_WORKERS, "").strip()
         setting = int(raw) if raw.isdigit() else None
-    return cores() if setting is None else max(0, setting)
+    if setting is None:
+        return PER_PROCESS * processes if processes > 0 else cores()
+    return max(0, setting)
 
 
 class ComputePool:

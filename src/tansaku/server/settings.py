@@ -59,6 +59,10 @@ class ServerSettings:
     search_workers: int | None = None
     """Searches computed at once (``tansaku.server.compute``; None: ``TANSAKU_SEARCH_WORKERS``,
     else the cores the process may use)."""
+    search_processes: int | None = None
+    """Processes the searches run in (``tansaku.server.search_processes``; None:
+    ``TANSAKU_SEARCH_PROCESSES``, else 0: in the server's own process). Used only when the
+    app opens the workspace itself (``create_app(path)``), as the children open it the same way."""
     event_flush_s: float | None = None
     """How long a search's appdb row may wait to be written with others
     (``tansaku.server.event_writer``; None: ``TANSAKU_EVENT_FLUSH_S``, else 0.5; 0: each row

@@ -21,6 +21,7 @@ from tansaku.server.event_writer import EventWriter
 from tansaku.server.jobs import JobRunner
 from tansaku.server.metrics import Metrics
 from tansaku.server.owners import Owners
+from tansaku.server.search_processes import SearchProcesses
 from tansaku.server.settings import ServerSettings
 
 
@@ -40,6 +41,8 @@ class AppState:
     model_error: str | None = None
     compute: ComputePool | None = None
     """Where searches run (``tansaku.server.compute``); None: in the request's thread."""
+    searchers: SearchProcesses | None = None
+    """The processes the client's searches run in; None: in this process."""
     events: EventWriter | None = None
     """Writes the searches' appdb rows in batches; :meth:`flush_events` before reading them."""
     _tables: Any = field(default=None, repr=False)
@@ -97,6 +100,9 @@ class AppState:
     def close(self) -> None:
         if self.compute is not None:
             self.compute.shutdown()
+        if self.searchers is not None:
+            self.client.run_searches_with(None)
+            self.searchers.close()
         self.jobs.shutdown()
         self.close_tables()
         if self.owns_client:

@@ -94,6 +94,24 @@ def portable_embedder(embedder: Any) -> bytes | None:
         return None
 
 
+def _unmappable(exc: ImportError) -> bool:
+    """Whether the dynamic loader could not map a compiled module (glibc's message when the
+    address-space limit refuses the mapping), here or in what caused it."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if "failed to map segment" in str(seen):
+            return True
+        seen = seen.__cause__
+    return False
+
+
+def _load_library() -> None:
+    """Import what every job runs on (the client, the engine, numpy) before the memory limit:
+    the limit bounds the job's work, not the interpreter's start."""
+    import tansaku.client
+    import tansaku.embed  # noqa: F401
+
+
 def open_client(task: Task) -> Any:
     import tansaku
     from tansaku.embed import load_embedder
@@ -188,6 +206,7 @@ def _child(task: Task, conn: Connection, parent: int, memory_mb: int = 0) -> Non
     signal.signal(signal.SIGTERM, _on_sigterm)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the server, which stops us
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    _load_library()
     limit_memory(memory_mb)  # after the watcher: it must run whatever the job allocates
     lock = threading.Lock()  # the bulk pipeline reports from more than one thread
 
@@ -206,6 +225,8 @@ def _child(task: Task, conn: Connection, parent: int, memory_mb: int = 0) -> Non
         outcome = ("error", str(exc))
     except MemoryError:
         outcome = ("memory", None)
+    except ImportError as exc:  # a module the job loads late could not be mapped: memory too
+        outcome = ("memory", None) if _unmappable(exc) else ("error", _failed(exc))
     except RuntimeError as exc:  # a thread's stack is memory too
         outcome = ("memory", None) if "new thread" in str(exc) else ("error", _failed(exc))
     except BaseException as exc:  # reported on the job, with the traceback in the log
