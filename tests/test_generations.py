@@ -218,3 +218,21 @@ def test_checkpoints_publish_as_they_go_and_keep_the_disk_bounded(ts, monkeypatc
     ts.ingest_records(records() + records("s"), collection="faq", config=CONFIG, progress=progress)
     assert len(seen) == 8 and max(len(s) for s in seen) <= 2  # committed + working
     assert ts.collection("faq").store.count("default") == 8
+
+
+def test_a_collection_deleted_and_made_again_elsewhere_is_read_anew(tmp_path) -> None:
+    """Another client (another process, or a server's search process) deletes a collection
+    and makes one of the same name: this client, which had read the old one, reads the new
+    one — its first generation has the old one's name, and the handles of the old one must
+    not be taken for it."""
+    home = tmp_path / "home"
+    with tansaku.connect(home, embedder=HashEmbedder(32)) as reader:
+        with tansaku.connect(home, embedder=HashEmbedder(32)) as other:
+            other.ingest_records(records("old"), collection="faq", config=CONFIG)
+        assert reader.search("冷蔵庫", collection="faq").hits[0].doc_id == "old0"
+        with tansaku.connect(home, embedder=HashEmbedder(32)) as other:
+            other.delete_collection("faq")
+            other.ingest_records(records("new"), collection="faq", config=CONFIG)
+        hits = reader.search("冷蔵庫", collection="faq").hits
+        assert hits[0].doc_id == "new0"
+        assert {h.doc_id for h in hits} <= {f"new{i}" for i in range(len(TEXTS))}

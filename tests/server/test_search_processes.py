@@ -194,6 +194,14 @@ def test_a_commit_by_another_process_reaches_the_next_search(served):
         r = http.post("/api/search", json={"query": "ガス漏れ", "collection": "safety"})
         assert r.status_code == 200, r.text
         assert r.json()["hits"][0]["doc_id"] == "gas-alarm"
+        # deleted and made again under the same name: the children read the new one
+        again = [("gas-valve", "ガス栓", "ガス漏れに気づいたらガス栓を閉めて窓を開けます。")]
+        with tansaku.connect(served.home, embedder=load_embedder(served.home)) as ts:
+            ts.delete_collection("safety")
+            ts.ingest_records(records(again), collection="safety", team="alpha")
+        for _ in range(4):
+            r = http.post("/api/search", json={"query": "ガス漏れ", "collection": "safety"})
+            assert [h["doc_id"] for h in r.json()["hits"]] == ["gas-valve"], r.text
 
 
 def test_stopping_the_server_ends_its_search_processes(served):

@@ -57,6 +57,8 @@ class GenHandles:
         self.refs = 0
         self.active = 0  # searches using the shards now (never closed while > 0)
         self.pin: ReaderPin | None = None
+        self.identity: tuple[int, int] | None = None
+        """Which generation these handles read (:func:`_identity`; None: a writer's)."""
 
     def _shard(self, attr: Literal["_store", "_units"], open_: Callable[[bool], S]) -> S:
         """The shard held in ``attr``, opened by ``open_(read_only)`` on first use (under the
@@ -210,16 +212,35 @@ def lease(gen: Path, *, dim: int) -> GenHandles:
     key = gen.resolve()
     with _REGISTRY_LOCK:
         h = _REGISTRY.get(key)
+        if h is not None and h.identity != _identity(key):
+            # the collection was deleted and made again under the same name by another
+            # process: these handles read the old files; their holders keep them until they
+            # release them, the next lease opens the new generation
+            _REGISTRY.pop(key)
+            _OPEN.pop(key, None)
+            h = None
         if h is None:
             pin = ReaderPin(key / READERS)
-            if not (key / "state.json").is_file():  # removed between CURRENT and the pin
+            identity = _identity(key)
+            if identity is None:  # removed between CURRENT and the pin
                 pin.release()
                 raise FileNotFoundError(key)
             h = GenHandles(key, dim=dim, writable=False)
             h.pin = pin
+            h.identity = identity
             _REGISTRY[key] = h
         h.refs += 1
         return h
+
+
+def _identity(gen: Path) -> tuple[int, int] | None:
+    """Which generation ``gen`` holds: its statistics file's inode and mtime, written once at
+    its commit (None: no such generation)."""
+    try:
+        st = os.stat(gen / "state.json")
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_mtime_ns)
 
 
 def retain(h: GenHandles) -> None:
@@ -234,8 +255,10 @@ def release(h: GenHandles) -> None:
         h.refs -= 1
         if h.refs > 0:
             return
-        _REGISTRY.pop(h.gen, None)
-        _OPEN.pop(h.gen, None)
+        if _REGISTRY.get(h.gen) is h:  # not handles a newer generation of the name replaced
+            _REGISTRY.pop(h.gen)
+            if _OPEN.get(h.gen) is h:
+                _OPEN.pop(h.gen)
     h.close()
 
 
