@@ -32,6 +32,7 @@ from tansaku.errors import (
     WorkspaceNotFound,
     public_message,
 )
+from tansaku.server.search_processes import SearchProcessesFailed
 
 log = logging.getLogger("tansaku.server")
 DATE_OUT_OF_RANGE = "date_out_of_range"
@@ -107,6 +108,7 @@ _LIBRARY: tuple[tuple[type[TansakuError], int, str], ...] = (
     (MissingExtra, 501, "missing_extra"),
     (WorkspaceNotFound, 503, "workspace_not_found"),
     (StorageError, 503, "storage_error"),
+    (SearchProcessesFailed, 503, "search_unavailable"),
 )
 
 

@@ -82,7 +82,10 @@ def _open(home: str) -> Any:
     settle = getattr(embedder.inner, "settle", None)
     if settle is not None:
         settle(threads=1)  # one search at a time here; the other cores run the other children
-    embedder.embed_queries(["準備"])
+    try:
+        embedder.embed_queries(["準備"])
+    except Exception:  # a remote embedder down for now: its searches will say so, as in-process
+        log.exception("the search process could not warm up its embedder")
     return client
 
 
@@ -125,6 +128,9 @@ def serve_searches(conn: Connection, home: str) -> None:
                 conn.send(answer)
             except (BrokenPipeError, OSError):
                 return
+            except Exception as exc:  # the result could not be pickled: nothing was sent
+                log.exception("a search result could not be sent to the server")
+                conn.send(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
     finally:
         client.close()
 
