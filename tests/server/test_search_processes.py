@@ -122,6 +122,8 @@ def _library(home: Path, question: str, team: str) -> list[tuple[str, float]]:
 
 def test_searches_answer_as_the_library_does_with_events_and_teams(served):
     assert len(served.searchers()) == 2
+    with served.http("alpha") as alpha:
+        assert alpha.get("/healthz").json()["checks"]["model"]["search_processes"] == 2
     with served.http("alpha") as alpha, served.http("beta") as beta:
         for question in QUESTIONS:
             for team, http in (("alpha", alpha), ("beta", beta)):

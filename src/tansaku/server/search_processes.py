@@ -173,6 +173,12 @@ class SearchProcesses:
         self._closed = False
 
     @property
+    def ready(self) -> int:
+        """Children that have loaded their model and answer searches."""
+        with self._lock:
+            return len(self._children)
+
+    @property
     def pids(self) -> list[int]:
         """The children's process ids (for tests and for ``/healthz``'s operators)."""
         with self._lock:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class EngineCheck(BaseModel):
@@ -23,6 +23,10 @@ class ModelCheck(BaseModel):
     loaded: bool
     name: str | None = None
     error: str | None = None
+    search_processes: int | None = Field(
+        default=None,
+        description="応答できる検索プロセスの数(tansaku serve --search-processes のとき)",
+    )
 
 
 class Checks(BaseModel):

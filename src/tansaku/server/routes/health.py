@@ -75,6 +75,8 @@ def _model(state: AppState) -> dict[str, Any]:
         check["name"] = state.model
     if state.model_error is not None:
         check["error"] = state.model_error
+    if state.searchers is not None:
+        check["search_processes"] = state.searchers.ready
     return check
 
 
