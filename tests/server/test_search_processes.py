@@ -213,6 +213,7 @@ def test_stopping_the_server_ends_its_search_processes(served):
     out, _ = served.proc.communicate(timeout=60)
     assert served.proc.returncode in (0, -signal.SIGTERM), out  # uvicorn re-raises the signal
     assert "Application shutdown complete" in out
+    assert "検索プロセス 2 個で検索します" in out
     deadline = time.monotonic() + 10
     while any(_alive(pid) for pid in children):
         assert time.monotonic() < deadline, [p for p in children if _alive(p)]
