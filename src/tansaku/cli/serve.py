@@ -80,7 +80,7 @@ def serve(
             "有効な API キーがなく、キーなしアクセスも off です。すべてのリクエストが 401 に"
             "なります: `tansaku keys create --team チーム名` か `tansaku keys keyless on`"
         )
-    if (searchers := app.state.tansaku.searchers) is not None:
+    if (searchers := getattr(app.state.tansaku, "searchers", None)) is not None:
         err.print(f"検索プロセス {searchers.count} 個で検索します(--search-processes)")
     from tansaku.server.protocol import http_protocol
 
