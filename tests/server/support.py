@@ -3,6 +3,10 @@ workspace they serve and a small key store."""
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -18,6 +22,32 @@ import tansaku
 from tansaku.records import Record
 from tansaku.server import ServerSettings, create_app
 from tansaku.testing import HashEmbedder
+
+
+def free_port() -> int:
+    """A port of 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def serve_process(
+    home: Path, port: int, *options: str, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
+    """``tansaku serve`` over ``home`` in a process of its own, as a user starts it (its
+    workspace's appdb, never ``TANSAKU_DATABASE_URL``; ``env`` added to this one's), its output
+    and errors together in ``stdout``."""
+    environ = dict(os.environ, **(env or {}))
+    environ.pop("TANSAKU_DATABASE_URL", None)
+    cmd = [sys.executable, "-m", "tansaku.cli.main", "serve", "--home", str(home)]
+    return subprocess.Popen(
+        [*cmd, "--port", str(port), *options],
+        env=environ,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
 
 KEY_ALPHA = "tsk_alpha_0123456789abcdef"
 KEY_BETA = "tsk_beta_fedcba9876543210"

@@ -5,12 +5,9 @@ written by the stop."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
-import socket
 import subprocess
-import sys
 import time
 
 import httpx
@@ -19,28 +16,11 @@ import pytest
 from tansaku.appdb.db import open_appdb
 from tansaku.appdb.rows import Page
 
+from .support import free_port, serve_process
+
 pytestmark = pytest.mark.integration
 
 QUESTIONS = ["冷蔵庫の温度", "開店準備の手順", "アレルギー対応", "釣り銭の確認", "清掃の順番"]
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _serve(home, port: int) -> subprocess.Popen[str]:
-    env = dict(os.environ, TANSAKU_EVENT_FLUSH_S="60", TANSAKU_JOB_PROCESSES="0")
-    env.pop("TANSAKU_DATABASE_URL", None)
-    cmd = [sys.executable, "-m", "tansaku.cli.main", "serve", "--home", str(home)]
-    return subprocess.Popen(
-        [*cmd, "--port", str(port)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
 
 
 def _wait_ready(proc: subprocess.Popen[str], base: str) -> None:
@@ -63,8 +43,9 @@ def test_sigterm_writes_every_waiting_search_row(template_workspace, tmp_path):
     db = open_appdb(home)
     key, _ = db.keys.create_key("alpha")
     db.close()
-    base = f"http://127.0.0.1:{(port := _port())}"
-    proc = _serve(home, port)
+    base = f"http://127.0.0.1:{(port := free_port())}"
+    env = {"TANSAKU_EVENT_FLUSH_S": "60", "TANSAKU_JOB_PROCESSES": "0"}
+    proc = serve_process(home, port, env=env)
     try:
         _wait_ready(proc, base)
         ids = []

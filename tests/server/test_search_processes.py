@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -28,17 +27,11 @@ from tansaku.embed import load_embedder
 from tansaku.errors import CollectionNotFound, ConfigError
 from tansaku.server.search_processes import SearchProcesses, SearchProcessesFailed, process_count
 
-from .support import records
+from .support import free_port, records, serve_process
 
 pytestmark = pytest.mark.integration
 
 QUESTIONS = ["冷蔵庫の温度", "開店準備の手順", "アレルギー対応", "釣り銭の確認", "霜取りはいつ"]
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _children(pid: int) -> list[int]:
@@ -81,17 +74,9 @@ def served(template_workspace, tmp_path) -> Iterator[Served]:
     db = open_appdb(home)
     keys = {team: db.keys.create_key(team)[0] for team in ("alpha", "beta")}
     db.close()
-    port = _port()
-    env = dict(os.environ, TANSAKU_EVENT_FLUSH_S="0", TANSAKU_JOB_PROCESSES="0")
-    env.pop("TANSAKU_DATABASE_URL", None)
-    cmd = [sys.executable, "-m", "tansaku.cli.main", "serve", "--home", str(home)]
-    proc = subprocess.Popen(
-        [*cmd, "--port", str(port), "--search-processes", "2"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    port = free_port()
+    env = {"TANSAKU_EVENT_FLUSH_S": "0", "TANSAKU_JOB_PROCESSES": "0"}
+    proc = serve_process(home, port, "--search-processes", "2", env=env)
     base = f"http://127.0.0.1:{port}"
     server = Served(home, proc, base, keys)
     try:
@@ -266,7 +251,7 @@ def test_serve_refuses_a_bad_process_count_by_name(tmp_path):
     env = dict(os.environ, TANSAKU_SEARCH_PROCESSES="many")
     cmd = [sys.executable, "-m", "tansaku.cli.main", "serve", "--home", str(tmp_path / "ws")]
     done = subprocess.run(
-        [*cmd, "--port", str(_port())], env=env, capture_output=True, text=True, timeout=120
+        [*cmd, "--port", str(free_port())], env=env, capture_output=True, text=True, timeout=120
     )
     assert done.returncode != 0
     assert "TANSAKU_SEARCH_PROCESSES" in done.stderr

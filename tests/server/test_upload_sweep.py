@@ -20,16 +20,10 @@ from tansaku.server import ServerSettings, create_app
 from tansaku.server.uploads import OWNER_FILE, new_folder, sweep, uploads_dir
 from tansaku.testing.fake_embedding_server import FakeEmbeddingServer, Fault
 
-from .support import live_server
+from .support import free_port, live_server
 from .test_jobs_worker import manual_md
 
 pytestmark = pytest.mark.integration
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _serve(home: Path, port: int) -> subprocess.Popen[bytes]:
@@ -63,7 +57,7 @@ def test_a_killed_servers_upload_folder_is_removed_at_the_next_start(tmp_path):
             "max_retries = 0\n",
             encoding="utf-8",
         )
-        port = _free_port()
+        port = free_port()
         base = f"http://127.0.0.1:{port}"
         proc = _serve(home, port)
         try:

@@ -97,25 +97,23 @@ def _connect(source: str | Path | None) -> Tansaku:
     return tansaku.connect(source, embedder=load_embedder(workspace_home(source)))
 
 
-def _start_searchers(state: AppState) -> None:
+def _start_searchers(state: AppState, searchers: SearchProcesses) -> bool:
     """Start the search processes (each loads the model); if none can start, searches run in
-    this process again, its own embedder warmed up instead."""
-    searchers = state.searchers
-    assert searchers is not None
+    this process again (False)."""
     if searchers.start():
         state.model = searchers.model
-        return
+        return True
     log.error("no search process started (%s): searching in the server's process", searchers.error)
     state.client.run_searches_with(None)
     state.searchers = None
     searchers.close()
-    _warm_up(state)
+    return False
 
 
 def _warm_up(state: AppState) -> None:
-    """Load the embedder before the first search needs it (``/healthz`` reports it)."""
-    if state.searchers is not None:
-        _start_searchers(state)
+    """Load the embedder before the first search needs it (``/healthz`` reports it): the
+    search processes' when there are any, else this process's own."""
+    if state.searchers is not None and _start_searchers(state, state.searchers):
         return
     try:
         embedder = state.client.embedder

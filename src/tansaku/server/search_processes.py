@@ -178,12 +178,6 @@ class SearchProcesses:
         with self._lock:
             return len(self._children)
 
-    @property
-    def pids(self) -> list[int]:
-        """The children's process ids (for tests and for ``/healthz``'s operators)."""
-        with self._lock:
-            return sorted(c.process.pid for c in self._children)
-
     def start(self) -> bool:
         """Start the children and wait until each is ready or failed; whether any is ready."""
         starting = [self._spawn() for _ in range(self.count)]
