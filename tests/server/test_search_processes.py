@@ -162,6 +162,9 @@ def test_a_killed_search_process_is_replaced_and_no_search_fails(served):
         assert time.monotonic() < deadline, after
         time.sleep(0.2)
     assert before[1] in after
+    # both of the killed child's searches found it gone: one replacement, not two
+    time.sleep(1.0)
+    assert len(served.searchers()) == 2, served.searchers()
 
 
 def test_a_commit_by_another_process_reaches_the_next_search(served):

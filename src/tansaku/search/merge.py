@@ -112,7 +112,7 @@ def rerank_with_weights(hits: Sequence[Hit], weights: Mapping[str, float]) -> li
     out = []
     for h in hits:
         weight = weights.get(str(h.record.metadata.get("source_type", "")), 1.0)
-        out.append(h if weight == 1.0 else replace(h, score=h.score * weight))
+        out.append(h if weight == 1.0 else h.evolve(score=h.score * weight))
     out.sort(key=lambda h: (-h.score, h.doc_id))
     return out
 

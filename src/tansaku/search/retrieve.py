@@ -246,4 +246,4 @@ def with_records(collection: Collection, tenant: str, hits: Sequence[Hit]) -> li
     if not hits:
         return []
     found = {r.id: r for r in collection.store.get(tenant, [h.record.id for h in hits])}
-    return [replace(h, record=found[h.record.id]) for h in hits if h.record.id in found]
+    return [h.evolve(record=found[h.record.id]) for h in hits if h.record.id in found]

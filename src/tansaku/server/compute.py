@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 ENV_WORKERS = "TANSAKU_SEARCH_WORKERS"
-PER_PROCESS = 2
+PER_PROCESS = 3
 
 
 def cores() -> int:
@@ -31,9 +31,9 @@ def cores() -> int:
 
 def pool_size(setting: int | None = None, *, processes: int = 0) -> int:
     """``setting``, else ``$TANSAKU_SEARCH_WORKERS``, else the cores — or, with ``processes``
-    search processes (``tansaku.server.search_processes``), PER_PROCESS threads for each: one
-    waits on a child's search while another's result is turned into JSON; 0: no pool (each
-    search in its request's thread, as every other route)."""
+    search processes (``tansaku.server.search_processes``), PER_PROCESS threads for each:
+    one waits on each of the child's two searches while a third turns a result into JSON; 0: no
+    pool (each search in its request's thread, as every other route)."""
     if setting is None:
         raw = os.environ.get(ENV_WORKERS, "").strip()
         setting = int(raw) if raw.isdigit() else None

@@ -6,11 +6,13 @@ however many it has. With search processes (``tansaku serve --search-processes N
 ``TANSAKU_SEARCH_PROCESSES``; :func:`process_count`) the server starts N children (``python
 -m tansaku.server.search_processes``: a fresh interpreter that imports only the library, not
 the web framework or the command line), each opening the workspace with its configured
-embedder (one thread each), and hands every search of its client to them
+embedder and answering :data:`SEARCHES_PER_PROCESS` searches at once (one socket and one
+thread each: while one embeds its question, which onnxruntime does without the interpreter
+lock, the other's Python runs), and hands every search of its client to them
 (:meth:`tansaku.client.Tansaku.run_searches_with`): the API's searches and the agent's. The
 server process keeps what it did before — parsing requests, keys, the team's collections, the
 event row, metrics, the JSON — and a child embeds the question and searches. A search takes
-an idle child, sends it the ``SearchRequest`` over a socket and waits for the
+an idle socket of a child, sends it the ``SearchRequest`` and waits for the
 ``SearchResult`` (or the error the search raised, re-raised here as it would have been
 in-process).
 
@@ -47,6 +49,8 @@ log = logging.getLogger("tansaku.server.search")
 ENV_PROCESSES = "TANSAKU_SEARCH_PROCESSES"
 STOP_GRACE_S = 5.0
 WAIT_STEP_S = 0.5
+SEARCHES_PER_PROCESS = 2
+"""Searches one child runs at once (a socket and a thread each)."""
 
 
 class SearchProcessesFailed(TansakuError):
@@ -99,38 +103,58 @@ def _portable(exc: Exception) -> Exception:
         return kind(f"{type(exc).__name__}: {exc}")
 
 
-def serve_searches(conn: Connection, home: str) -> None:
+def _answer(conn: Connection, client: Any) -> None:
+    """Answer the searches that come on ``conn`` until ``None`` or the pipe closes."""
+    while True:
+        try:
+            request = conn.recv()
+        except (EOFError, OSError):
+            return  # the server is gone
+        if request is None:
+            return
+        try:
+            answer: tuple[str, Any] = ("ok", client.run(request))
+        except Exception as exc:
+            if not isinstance(exc, TansakuError):
+                log.exception("search failed in a search process")
+            answer = ("error", _portable(exc))
+        try:
+            conn.send(answer)
+        except (BrokenPipeError, OSError):
+            return
+        except Exception as exc:  # the result could not be pickled: nothing was sent
+            log.exception("a search result could not be sent to the server")
+            conn.send(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
+
+
+def serve_searches(conns: list[Connection], home: str) -> None:
     """A search process's main: open the workspace, say ``("ready", model)`` (or
-    ``("failed", reason)``), then answer each request with ``("ok", result)`` or
-    ``("error", exception)`` until ``None`` or the pipe closes."""
+    ``("failed", reason)``) on each of ``conns``, then answer each request with ``("ok",
+    result)`` or ``("error", exception)`` — one thread a connection, all on the one client —
+    until ``None`` or the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         client = _open(home)
     except Exception as exc:
-        conn.send(("failed", f"{type(exc).__name__}: {exc}"))
+        with contextlib.suppress(BrokenPipeError, OSError):
+            conns[0].send(("failed", f"{type(exc).__name__}: {exc}"))
         return
-    conn.send(("ready", str(client.embedder.name)))
     try:
-        while True:
-            try:
-                request = conn.recv()
-            except (EOFError, OSError):
-                return  # the server is gone
-            if request is None:
-                return
-            try:
-                answer: tuple[str, Any] = ("ok", client.run(request))
-            except Exception as exc:
-                if not isinstance(exc, TansakuError):
-                    log.exception("search failed in a search process")
-                answer = ("error", _portable(exc))
-            try:
-                conn.send(answer)
-            except (BrokenPipeError, OSError):
-                return
-            except Exception as exc:  # the result could not be pickled: nothing was sent
-                log.exception("a search result could not be sent to the server")
-                conn.send(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
+        for conn in conns:
+            conn.send(("ready", str(client.embedder.name)))
+    except (BrokenPipeError, OSError):
+        client.close()
+        return  # the server stopped while this process started
+    others = [
+        threading.Thread(target=_answer, args=(conn, client), name="search", daemon=True)
+        for conn in conns[1:]
+    ]
+    try:
+        for thread in others:
+            thread.start()
+        _answer(conns[0], client)
+        for thread in others:
+            thread.join()
     finally:
         client.close()
 
@@ -139,7 +163,12 @@ def serve_searches(conn: Connection, home: str) -> None:
 @dataclass(eq=False)
 class _Child:
     process: subprocess.Popen[bytes]
-    conn: Connection
+    conns: list[Connection]
+    """One socket a search it runs at once (:data:`SEARCHES_PER_PROCESS`)."""
+
+    def close_conns(self) -> None:
+        for conn in self.conns:
+            conn.close()
 
     def join(self, timeout: float) -> None:
         try:
@@ -166,7 +195,7 @@ class SearchProcesses:
         """The children's embedder once one is ready."""
         self.error: str | None = None
         """Why the last child that failed could not start."""
-        self._idle: queue.SimpleQueue[_Child] = queue.SimpleQueue()
+        self._idle: queue.SimpleQueue[tuple[_Child, Connection]] = queue.SimpleQueue()
         self._children: set[_Child] = set()
         self._starting = 0
         self._lock = threading.Lock()
@@ -188,21 +217,22 @@ class SearchProcesses:
             return bool(self._children)
 
     def run(self, request: SearchRequest) -> SearchResult:
-        """``request`` searched in an idle child (waiting for one); raises what the search
-        raised. A child lost mid-search is replaced and the search sent once more."""
+        """``request`` searched on an idle socket of a child (waiting for one); raises what
+        the search raised. A child lost mid-search is replaced and the search sent once more."""
         for attempt in range(2):
-            child = self._take()
+            child, conn = self._take()
             try:
-                child.conn.send(request)
-                status, payload = child.conn.recv()
+                conn.send(request)
+                status, payload = conn.recv()
             except (EOFError, OSError):
+                conn.close()
                 self._lost(child)
                 if attempt == 0:
                     continue
                 raise SearchProcessesFailed(
                     "検索プロセスが応答の途中で停止しました。もう一度実行してください"
                 ) from None
-            self._idle.put(child)
+            self._idle.put((child, conn))
             if status == "ok":
                 result: SearchResult = payload
                 return result
@@ -216,12 +246,13 @@ class SearchProcesses:
             children = list(self._children)
             self._children.clear()
         for child in children:
-            with contextlib.suppress(BrokenPipeError, OSError):
-                child.conn.send(None)
+            for conn in child.conns:
+                with contextlib.suppress(BrokenPipeError, OSError):
+                    conn.send(None)
         deadline = time.monotonic() + STOP_GRACE_S
         for child in children:
             child.join(max(0.0, deadline - time.monotonic()))
-            child.conn.close()
+            child.close_conns()
 
     # -- children coming and going ---------------------------------------------------------
     def _spawn(self) -> _Child | None:
@@ -229,17 +260,25 @@ class SearchProcesses:
             if self._closed:
                 return None
             self._starting += 1
-        ours, theirs = socket.socketpair()
-        with theirs:
-            fd = theirs.fileno()
+        pairs = [socket.socketpair() for _ in range(SEARCHES_PER_PROCESS)]
+        fds = [theirs.fileno() for _, theirs in pairs]
+        try:
             process = subprocess.Popen(
-                [sys.executable, "-P", "-m", __name__, str(fd), self.home], pass_fds=(fd,)
+                [sys.executable, "-P", "-m", __name__, ",".join(map(str, fds)), self.home],
+                pass_fds=fds,
             )
-        return _Child(process, Connection(ours.detach()))
+        finally:
+            for _, theirs in pairs:
+                theirs.close()
+        return _Child(process, [Connection(ours.detach()) for ours, _ in pairs])
 
     def _await_ready(self, child: _Child) -> None:
+        status, detail = "failed", ""
         try:
-            status, detail = child.conn.recv()
+            for conn in child.conns:  # "ready" on each, or "failed" on the first
+                status, detail = conn.recv()
+                if status != "ready":
+                    break
         except (EOFError, OSError):
             status, detail = "failed", f"exit code {child.process.wait()}"
         with self._lock:
@@ -248,21 +287,24 @@ class SearchProcesses:
             if ready:
                 self._children.add(child)
                 self.model = detail
-            else:
+            elif status != "ready":
                 self.error = str(detail)
         if ready:
-            self._idle.put(child)
+            for conn in child.conns:
+                self._idle.put((child, conn))
             return
         if status != "ready":
             log.error("a search process could not start: %s", detail)
-        child.conn.close()
+        child.close_conns()
         child.join(STOP_GRACE_S)
 
     def _lost(self, child: _Child) -> None:
-        """``child`` died: forget it and start another in the background."""
+        """``child`` died: forget it and start another in the background (once, whichever of
+        its searches found it gone first)."""
         with self._lock:
+            if child not in self._children:
+                return
             self._children.discard(child)
-        child.conn.close()
         child.join(STOP_GRACE_S)
         log.warning(
             "a search process stopped (exit code %s); starting another", child.process.returncode
@@ -273,10 +315,10 @@ class SearchProcesses:
                 target=self._await_ready, args=(replacement,), name="search-start", daemon=True
             ).start()
 
-    def _take(self) -> _Child:
+    def _take(self) -> tuple[_Child, Connection]:
         while True:
             try:
-                child = self._idle.get(timeout=WAIT_STEP_S)
+                child, conn = self._idle.get(timeout=WAIT_STEP_S)
             except queue.Empty:
                 with self._lock:
                     if self._closed:
@@ -288,14 +330,15 @@ class SearchProcesses:
                 continue
             with self._lock:
                 if child in self._children:
-                    return child
+                    return child, conn
+            conn.close()  # a socket of a child found gone meanwhile
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m tansaku.server.search_processes FD HOME``: a search process answering on
-    the socket ``FD`` (started by :class:`SearchProcesses`)."""
-    fd, home = (argv or sys.argv[1:])[:2]
-    serve_searches(Connection(int(fd)), home)
+    """``python -m tansaku.server.search_processes FD[,FD…] HOME``: a search process answering
+    on the sockets ``FD`` (started by :class:`SearchProcesses`)."""
+    fds, home = (argv or sys.argv[1:])[:2]
+    serve_searches([Connection(int(fd)) for fd in fds.split(",")], home)
 
 
 if __name__ == "__main__":
