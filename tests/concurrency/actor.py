@@ -20,14 +20,24 @@ import numpy as np
 import tansaku
 from tansaku.testing import HashEmbedder
 
+HOLD_LIMIT_S = 240.0
+
 
 class SlowEmbedder(HashEmbedder):
-    def __init__(self, delay: float) -> None:
+    """``delay`` seconds a batch; with ``hold``, once ``marker`` exists (the ingest is writing)
+    every batch waits until the file ``hold`` exists, so that the ingest is still writing for
+    as long as the test needs (at most :data:`HOLD_LIMIT_S`)."""
+
+    def __init__(self, delay: float, hold: Path | None = None, marker: Path | None = None):
         super().__init__(32)
-        self.delay = delay
+        self.delay, self.hold, self.marker = delay, hold, marker
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         time.sleep(self.delay)
+        if self.hold is not None and self.marker is not None and self.marker.exists():
+            deadline = time.monotonic() + HOLD_LIMIT_S
+            while not self.hold.exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
         return super().embed_passages(texts)
 
 
@@ -38,11 +48,13 @@ def main() -> None:
     ap.add_argument("args", nargs="*")
     ap.add_argument("--slow", type=float, default=0.0)
     ap.add_argument("--marker", default="")
+    ap.add_argument("--hold", default="", help="with --slow and --marker: wait for this file")
     ap.add_argument("--collection", default="reports")
     ap.add_argument("--team", default="default")
     ap.add_argument("--sync", action="store_true")
     opts = ap.parse_args()
-    emb = SlowEmbedder(opts.slow) if opts.slow else HashEmbedder(32)
+    hold, marked = (Path(opts.hold), Path(opts.marker)) if opts.hold else (None, None)
+    emb = SlowEmbedder(opts.slow, hold, marked) if opts.slow else HashEmbedder(32)
     if opts.cmd == "ingest":
         marker = Path(opts.marker) if opts.marker else None
 

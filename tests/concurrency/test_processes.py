@@ -41,8 +41,10 @@ def test_vague_queries_on_a_cold_collection_in_fresh_processes(home, tmp_path) -
 def test_searches_and_listing_during_an_ingest_and_a_second_writer_waits(home, tmp_path) -> None:
     _seed(home, write_reports(tmp_path / "v1", 30))
     big = write_reports(tmp_path / "v2", 400, variant=1)
-    marker = tmp_path / "writing"
-    writer = start("ingest", str(home), str(big), "--slow", "0.4", "--marker", str(marker))
+    marker, hold = tmp_path / "writing", tmp_path / "go-on"
+    writer = start(
+        "ingest", str(home), str(big), "--slow", "0.4", "--marker", str(marker), "--hold", str(hold)
+    )
     deadline = time.monotonic() + 120
     while not marker.exists():
         assert writer.poll() is None, writer.communicate()[1]
@@ -58,6 +60,7 @@ def test_searches_and_listing_during_an_ingest_and_a_second_writer_waits(home, t
         _out, err = p.communicate(timeout=180)
         assert p.returncode == 0 and "Traceback" not in err, err
     assert writer.poll() is None  # every read above ran while the first ingest was writing
+    hold.write_text("go on", encoding="utf-8")
     _out, err = writer.communicate(timeout=300)
     assert writer.returncode == 0, err
     _out2, err2 = second.communicate(timeout=300)

@@ -225,6 +225,60 @@ def test_an_error_of_the_search_comes_back_as_itself(template_workspace, tmp_pat
         searchers.close()
 
 
+def test_one_search_process_answers_searches_side_by_side(template_workspace, tmp_path):
+    """A child answers two searches at once (a socket and a thread each): eight threads
+    searching through one child get the library's hits, and a child killed while both of its
+    searches are out is replaced once."""
+    home = tmp_path / "ws"
+    shutil.copytree(template_workspace, home)
+    (home / "tansaku.toml").write_text('[embedder]\nprovider = "hash"\ndim = 32\n', "utf-8")
+    expected = {q: _library(home, q, "alpha") for q in QUESTIONS}
+    searchers = SearchProcesses(home, 1)
+    got: list[tuple[str, list[tuple[str, float]]]] = []
+    failures: list[BaseException] = []
+    under_way = threading.Event()
+
+    def search(n: int) -> None:
+        for i in range(10):
+            question = QUESTIONS[(n + i) % len(QUESTIONS)]
+            request = tansaku.SearchRequest(
+                query=question, collection="manuals", tenant="alpha", top_k=5
+            )
+            try:
+                found = searchers.run(request)
+            except BaseException as exc:  # reported below
+                failures.append(exc)
+                return
+            got.append((question, [(h.record.id, round(h.score, 5)) for h in found.hits]))
+            if len(got) >= 10:
+                under_way.set()
+
+    try:
+        assert searchers.start() is True
+        (child,) = list(searchers._children)
+        assert len(child.conns) == 2
+        threads = [threading.Thread(target=search, args=(n,)) for n in range(8)]
+        for t in threads:
+            t.start()
+        assert under_way.wait(60)
+        child.process.kill()  # eight threads searching: both of its sockets busy
+        for t in threads:
+            t.join()
+        assert not failures, failures
+        assert len(got) == 80
+        assert all(hits == expected[q] for q, hits in got)
+        deadline = time.monotonic() + 60
+        while searchers.ready < 1:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        time.sleep(1.0)
+        assert searchers.ready == 1
+        (replacement,) = list(searchers._children)
+        assert replacement is not child
+    finally:
+        searchers.close()
+
+
 def test_search_processes_that_cannot_open_the_workspace_say_why(tmp_path):
     searchers = SearchProcesses(tmp_path / "missing", 1)
     try:
