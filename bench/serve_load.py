@@ -42,6 +42,7 @@ after.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -61,8 +62,6 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import contextlib
-
 from load_questions import ASKS, SEARCHES, NewQuestions
 from load_report import baseline_source, head_commit, machine, markdown
 from load_uploads import COUNTER, Uploader, upload_rows

@@ -292,6 +292,22 @@ def test_search_processes_that_cannot_open_the_workspace_say_why(tmp_path):
         searchers.close()
 
 
+def test_search_processes_that_cannot_be_made_say_why(template_workspace, monkeypatch):
+    """The interpreter gone from under a running server (an upgrade): no child can be made,
+    the reason is kept and a search is refused at once instead of waiting for a child."""
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python3")
+    searchers = SearchProcesses(template_workspace, 1)
+    try:
+        assert searchers.start() is False
+        assert "FileNotFoundError" in (searchers.error or "")
+        with pytest.raises(SearchProcessesFailed, match="検索プロセスを起動できません"):
+            searchers.run(
+                tansaku.SearchRequest(query="冷蔵庫", collection="manuals", tenant="alpha")
+            )
+    finally:
+        searchers.close()
+
+
 def test_the_process_count_comes_from_the_setting_or_the_environment(monkeypatch):
     monkeypatch.delenv("TANSAKU_SEARCH_PROCESSES", raising=False)
     assert process_count() == 0

@@ -85,7 +85,7 @@ def _open(home: str) -> Any:
     embedder = client.embedder
     settle = getattr(embedder.inner, "settle", None)
     if settle is not None:
-        settle(threads=1)  # one search at a time here; the other cores run the other children
+        settle(threads=1)  # each of this process's searches embeds on one core, beside the other
     try:
         embedder.embed_queries(["準備"])
     except Exception:  # a remote embedder down for now: its searches will say so, as in-process
@@ -267,6 +267,14 @@ class SearchProcesses:
                 [sys.executable, "-P", "-m", __name__, ",".join(map(str, fds)), self.home],
                 pass_fds=fds,
             )
+        except OSError as exc:  # no process could be made (out of memory, of pids): say so
+            for ours, _ in pairs:
+                ours.close()
+            with self._lock:
+                self._starting -= 1
+                self.error = f"{type(exc).__name__}: {exc}"
+            log.error("a search process could not start: %s", self.error)
+            return None
         finally:
             for _, theirs in pairs:
                 theirs.close()
