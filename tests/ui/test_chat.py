@@ -181,6 +181,30 @@ def test_the_conversation_continues_and_survives_a_reload(live, watched):
     watched.assert_clean(live.base_url)
 
 
+SAVED_WHEN_SHOWN = """
+new MutationObserver((changes, observer) => {
+  if (!document.querySelector('.msg-bot .rate')) return;
+  window.__savedWhenShown = sessionStorage.getItem('tansaku.chat');
+  observer.disconnect();
+}).observe(document, { childList: true, subtree: true });
+"""
+
+
+def test_an_answer_is_kept_by_the_time_it_is_shown(live, watched):
+    """The turn is in the tab's storage when its answer appears, not only once the stream has
+    closed: a reload right after the answer shows must not lose it."""
+    page = watched.page
+    page.goto(live.base_url + "/chat")
+    page.click("#new-conversation")
+    page.evaluate(SAVED_WHEN_SHOWN)
+    ask(page, MANUAL_QUESTION)
+    saved = page.evaluate("JSON.parse(window.__savedWhenShown)")
+    assert [t["question"] for t in saved["turns"]] == [MANUAL_QUESTION]
+    assert saved["turns"][0]["final"]["answer"]
+    assert saved["conversationId"] == saved["turns"][0]["final"]["conversation_id"]
+    watched.assert_clean(live.base_url)
+
+
 def wait_rounds(page, conversation_id: str, rounds: int) -> None:
     """Until the history lists ``conversation_id`` with ``rounds`` questions and answers."""
     page.wait_for_function(

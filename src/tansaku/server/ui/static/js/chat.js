@@ -233,6 +233,7 @@ async function askQuestion(text) {
           turn.final = data;
           turn.queryId = data.query_id || null;
           if (data.conversation_id) chat.conversationId = data.conversation_id;
+          saveChat();  // kept before it is shown: a reload right after the answer keeps it
           bot.update.final(data);
         } else if (event === "error") {
           throw new Error((data && data.error && data.error.message) || "回答の作成中にエラーが発生しました");
