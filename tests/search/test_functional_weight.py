@@ -111,3 +111,20 @@ def test_bad_weights_are_refused_in_japanese(ts) -> None:
     cfg = config_from_dict({"name": "faq", "query": {"functional_weight": 0.4}})
     assert cfg.query.functional_weight == 0.4
     assert config_from_dict(cfg.to_dict()).query.functional_weight == 0.4
+
+
+def test_a_search_analyses_its_question_once(ts) -> None:
+    """Synonyms, BM25 terms and functional weights read one analysis of the question (they
+    analysed it three times), and the same question asked again is not analysed anew."""
+    from tansaku.text import get_analyzer
+
+    analyzer = get_analyzer()
+    question = "婚姻届を出したいのですが、土曜日でも受け付けていますか"
+    terms, tagged = analyzer._query_terms, analyzer._query_tagged
+    before = terms.cache_info().misses, tagged.cache_info().misses
+    first = ts.search(question, collection="faq", top_k=3)
+    assert first.hits
+    assert (terms.cache_info().misses, tagged.cache_info().misses) == (before[0] + 1, before[1] + 1)
+    again = ts.search(question, collection="faq", top_k=3)
+    assert [h.doc_id for h in again.hits] == [h.doc_id for h in first.hits]
+    assert (terms.cache_info().misses, tagged.cache_info().misses) == (before[0] + 1, before[1] + 1)

@@ -171,3 +171,23 @@ def test_import_does_not_load_sudachi() -> None:
     code = "import sys, tansaku.text; print('sudachipy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_querys_analysis_is_kept_and_equals_the_fresh_one() -> None:
+    analyzer = Analyzer()
+    text = "型番ABC-123の在庫はありますか？"
+    first = analyzer.query_terms(text)
+    first.append("書き換え")  # a caller's list is its own: the kept terms stay as they were
+    assert analyzer.query_terms(text) == analyzer.terms(text)
+    norm, tagged = analyzer.query_tagged(text)
+    fresh_norm, fresh = analyzer.tagged(text)
+    assert (norm, list(tagged)) == (fresh_norm, fresh)
+    assert analyzer.query_tagged(text)[1] is tagged  # the same analysis, not a second one
+    assert analyzer._query_terms.cache_info().misses == 1
+
+
+def test_threads_read_kept_query_analyses(analyzer: Analyzer) -> None:
+    texts = [f"{n}号店の冷蔵庫が故障しました" for n in range(40)] * 5
+    expected = [analyzer.terms(t) for t in texts]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert list(pool.map(analyzer.query_terms, texts)) == expected

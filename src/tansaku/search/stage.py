@@ -57,10 +57,10 @@ def with_synonyms(
     """``text`` expanded by ``synonyms``; each match's other members recorded in ``plan``."""
     exp = synonyms.expand(text, analyzer) if synonyms else None
     if exp is None:
-        return Expanded(analyzer.terms(text), text)
+        return Expanded(analyzer.query_terms(text), text)
     if plan is not None:
         plan.update((match.term, match.others) for match in exp.matches)
-    terms = analyzer.terms(text) + list(exp.keyword_terms)
+    terms = analyzer.query_terms(text) + list(exp.keyword_terms)
     return Expanded(terms, exp.dense_query or text, exp.term_groups)
 
 

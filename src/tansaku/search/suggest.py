@@ -51,7 +51,7 @@ def _words(text: str, analyzer: Analyzer) -> list[str]:
     """The content words of ``text`` as written: runs of nouns with their prefixes and suffixes
     (「冷蔵庫」「新宿店」), a code with its hyphen (「et-3300」); particles, verbs, question
     endings and formal nouns (「とき」「こと」) left out."""
-    normalized, tagged = analyzer.tagged(text)
+    normalized, tagged = analyzer.query_tagged(text)
     words: list[str] = []
     begin = end = -1
     for t in tagged:

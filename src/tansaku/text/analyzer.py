@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from tansaku.config import enum_choice
@@ -83,6 +83,9 @@ class TermForm(StrEnum):
     def from_str(cls, value: str) -> TermForm:
         return enum_choice(cls, value, _option_error("form", value))
 
+
+QUERY_ANALYSES_KEPT = 1024
+"""Queries whose analysis an :class:`Analyzer` keeps (:meth:`Analyzer.query_terms`)."""
 
 _DICT_LOCK = threading.Lock()
 _DICTIONARY: sudachipy.Dictionary | None = None
@@ -196,6 +199,11 @@ class Analyzer:
         self.stop_pos = tuple(tuple(p) for p in stop_pos)
         self._local = threading.local()
         self._stop_ids: frozenset[int] | None = None
+        # One search reads its question's analysis in several steps (synonyms, BM25 terms,
+        # functional weights, suggestions) and the same question comes back from other users
+        # and from the agent: the query side keeps its analyses (bounded, thread-safe).
+        self._query_terms = lru_cache(maxsize=QUERY_ANALYSES_KEPT)(self._terms_tuple)
+        self._query_tagged = lru_cache(maxsize=QUERY_ANALYSES_KEPT)(self._tagged_tuple)
 
     def __repr__(self) -> str:
         return (
@@ -219,8 +227,20 @@ class Analyzer:
         return out
 
     def query_terms(self, text: str) -> list[str]:
-        """Terms of a query: the same analysis as :meth:`terms`, so both sides match."""
-        return self.terms(text)
+        """Terms of a query: the same analysis as :meth:`terms`, so both sides match; the last
+        :data:`QUERY_ANALYSES_KEPT` queries' terms are kept."""
+        return list(self._query_terms(text))
+
+    def query_tagged(self, text: str) -> tuple[str, tuple[Tagged, ...]]:
+        """:meth:`tagged` of a query, kept like :meth:`query_terms`."""
+        return self._query_tagged(text)
+
+    def _terms_tuple(self, text: str) -> tuple[str, ...]:
+        return tuple(self.terms(text))
+
+    def _tagged_tuple(self, text: str) -> tuple[str, tuple[Tagged, ...]]:
+        norm, tagged = self.tagged(text)
+        return norm, tuple(tagged)
 
     def tagged(self, text: str) -> tuple[str, list[Tagged]]:
         """``text`` normalised, and its morphemes in order: span in that text, part of speech,

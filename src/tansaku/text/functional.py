@@ -160,7 +160,7 @@ def query_weights(text: str, analyzer: Analyzer, weight: float) -> QueryWeights:
         raise ValueError(f"functional weight must be in [0, 1] (got {weight})")
     if weight == 1.0 or not text.strip():
         return QueryWeights()
-    norm, tagged = analyzer.tagged(text)
+    norm, tagged = analyzer.query_tagged(text)
     content: set[str] = set()
     functional: set[str] = set()
     mask = [False] * len(norm)

@@ -84,7 +84,7 @@ class Synonyms:
         """Find the groups whose members occur in ``query`` (as whole analyzer terms)."""
         if not self.groups:
             return SynonymExpansion(dense_query=query)
-        qterms = analyzer.terms(query)
+        qterms = analyzer.query_terms(query)
         seen = self._analyze(analyzer)
         matches: list[SynonymMatch] = []
         matched_groups: list[int] = []
