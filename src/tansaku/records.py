@@ -35,6 +35,11 @@ class Record:
     text: str
     metadata: Mapping[str, Any] = dc_field(default_factory=dict)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # by its fields: a slotted dataclass's generic state is two Python calls an object each
+        # way, and a search process pickles every hit's record to the server
+        return (Record, (self.id, self.doc_id, self.field, self.text, self.metadata))
+
     def content_hash(self) -> str:
         """sha256 over text and sorted metadata: equal hash means re-ingest is a no-op."""
         blob = json.dumps(

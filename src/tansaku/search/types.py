@@ -98,6 +98,9 @@ class AxisScore:
     rank: int
     score: float
 
+    def __reduce__(self) -> tuple[Any, ...]:  # by its fields, as Record
+        return (AxisScore, (self.rank, self.score))
+
 
 @dataclass(frozen=True, slots=True)
 class Hit:
@@ -109,6 +112,21 @@ class Hit:
     max_similarity: float | None = None
     avg_similarity: float | None = None
     rerank_score: float | None = None
+
+    def __reduce__(self) -> tuple[Any, ...]:  # by its fields, as Record
+        return (
+            Hit,
+            (
+                self.doc_id,
+                self.score,
+                self.record,
+                self.axes,
+                self.matched_queries,
+                self.max_similarity,
+                self.avg_similarity,
+                self.rerank_score,
+            ),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
