@@ -51,6 +51,17 @@ class AppdbKeys:
                 self._teams[digest] = (now + self.ttl, team)
         return team
 
+    def known(self, key: str) -> str | None:
+        """The team of ``key`` when a check less than ``ttl`` ago found it, else None — without
+        reading appdb (the server answers such a request on its event loop)."""
+        hit = self._teams.get(hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest())
+        return hit[1] if hit is not None and self._clock() < hit[0] else None
+
+    def keyless_known(self) -> bool | None:
+        """Whether keyless access is on, when asked less than ``ttl`` ago, else None."""
+        hit = self._flags.get("keyless")
+        return hit[1] if hit is not None and self._clock() < hit[0] else None
+
     def _flag(self, name: str, read: Callable[[], Any]) -> bool:
         now = self._clock()
         hit = self._flags.get(name)

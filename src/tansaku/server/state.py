@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
+from fastapi.concurrency import run_in_threadpool
 
 from tansaku.client import Tansaku
-from tansaku.server.auth import KeyStore, SessionResolver, authenticate
+from tansaku.server.auth import KeyStore, SessionResolver, authenticate, presented_key
 from tansaku.server.compute import ComputePool
 from tansaku.server.errors import ApiError
 from tansaku.server.event_writer import EventWriter
@@ -125,10 +126,40 @@ def get_team(request: Request) -> str:
     )
 
 
+def known_team(request: Request, state: AppState) -> str | None:
+    """The team :func:`get_team` would answer, when that needs no read of appdb: a key found
+    by a check less than the key store's ``ttl`` ago, or a request with no key and no cookie
+    on a keyless server whose setting was read as recently. None: ask :func:`get_team`."""
+    key = presented_key(request)  # a malformed header is its 401 here already
+    keys = state.keys
+    if key is not None:
+        known = getattr(keys, "known", None)
+        return known(key) if known is not None and key else None
+    if state.session is not None and "cookie" in request.headers:
+        return None  # a browser's session: resolved (and checked for revocation) by get_team
+    if not state.settings.loopback:
+        return None
+    if keys is None:
+        return state.settings.default_team
+    keyless_known = getattr(keys, "keyless_known", None)
+    on = keyless_known() if keyless_known is not None else None
+    return state.settings.default_team if on else None
+
+
+async def _team(request: Request) -> str:
+    """:func:`get_team` as a dependency: on the event loop when the answer is known
+    (:func:`known_team`: most requests of a busy server), else in a thread, as it may read
+    appdb (a FastAPI ``def`` dependency always went through the thread pool)."""
+    team = known_team(request, get_state(request))
+    if team is not None:
+        return team
+    return await run_in_threadpool(get_team, request)
+
+
 async def _state(request: Request) -> AppState:
     """``get_state`` as a dependency run on the event loop (a plain attribute: no thread)."""
     return get_state(request)
 
 
 StateDep = Annotated[AppState, Depends(_state)]
-TeamDep = Annotated[str, Depends(get_team)]
+TeamDep = Annotated[str, Depends(_team)]
