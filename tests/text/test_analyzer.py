@@ -191,3 +191,16 @@ def test_threads_read_kept_query_analyses(analyzer: Analyzer) -> None:
     expected = [analyzer.terms(t) for t in texts]
     with ThreadPoolExecutor(max_workers=4) as pool:
         assert list(pool.map(analyzer.query_terms, texts)) == expected
+
+
+def test_a_long_text_is_analysed_but_not_kept() -> None:
+    from tansaku.text.analyzer import QUERY_KEPT_MAX_CHARS
+
+    analyzer = Analyzer()
+    text = "冷蔵庫の温度が上がらない。" * (QUERY_KEPT_MAX_CHARS // 10)
+    assert len(text) > QUERY_KEPT_MAX_CHARS
+    assert analyzer.query_terms(text) == analyzer.terms(text)
+    norm, tagged = analyzer.tagged(text)
+    assert analyzer.query_tagged(text) == (norm, tuple(tagged))
+    assert analyzer._query_terms.cache_info().currsize == 0
+    assert analyzer._query_tagged.cache_info().currsize == 0

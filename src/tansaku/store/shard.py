@@ -139,8 +139,8 @@ def search_filter(tenant: str, flt: Filter | None, *, sole: bool) -> qe.Filter |
     tenant of every point it returns (:func:`owned`), so a stale "sole" costs results, never
     another team's records."""
     key = _plain_key(tenant, flt, sole)
-    if key is not None and key in _PLAIN_FILTERS:
-        return _PLAIN_FILTERS[key]
+    if key is not None and (kept := _PLAIN_FILTERS.get(key, _NOT_KEPT)) is not _NOT_KEPT:
+        return kept  # one lookup: another thread may clear the dict between two
     must = _conditions(tenant, flt)[1:] if sole else _conditions(tenant, flt)
     built = qe.Filter(must=must) if must else None
     if key is not None:
@@ -151,7 +151,8 @@ def search_filter(tenant: str, flt: Filter | None, *, sole: bool) -> qe.Filter |
 
 
 PLAIN_FILTERS_KEPT = 1024
-_PLAIN_FILTERS: dict[Hashable, qe.Filter | None] = {}
+_PLAIN_FILTERS: dict[Hashable, Any] = {}
+_NOT_KEPT = object()
 """Engine filters already built, by what they say. Building one is slow in the binding (a
 ``MatchAny`` condition ~16 µs: the match is tried as each kind in turn) and a search builds
 four or five (its legs, its units, the documents its units may come from)."""

@@ -86,6 +86,8 @@ class TermForm(StrEnum):
 
 QUERY_ANALYSES_KEPT = 1024
 """Queries whose analysis an :class:`Analyzer` keeps (:meth:`Analyzer.query_terms`)."""
+QUERY_KEPT_MAX_CHARS = 1000
+"""Longer texts are analysed each time (what is kept stays small)."""
 
 _DICT_LOCK = threading.Lock()
 _DICTIONARY: sudachipy.Dictionary | None = None
@@ -228,11 +230,16 @@ class Analyzer:
 
     def query_terms(self, text: str) -> list[str]:
         """Terms of a query: the same analysis as :meth:`terms`, so both sides match; the last
-        :data:`QUERY_ANALYSES_KEPT` queries' terms are kept."""
+        :data:`QUERY_ANALYSES_KEPT` queries' terms are kept (up to
+        :data:`QUERY_KEPT_MAX_CHARS` characters)."""
+        if len(text) > QUERY_KEPT_MAX_CHARS:
+            return self.terms(text)
         return list(self._query_terms(text))
 
     def query_tagged(self, text: str) -> tuple[str, tuple[Tagged, ...]]:
         """:meth:`tagged` of a query, kept like :meth:`query_terms`."""
+        if len(text) > QUERY_KEPT_MAX_CHARS:
+            return self._tagged_tuple(text)
         return self._query_tagged(text)
 
     def _terms_tuple(self, text: str) -> tuple[str, ...]:
