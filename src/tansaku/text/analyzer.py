@@ -84,8 +84,9 @@ class TermForm(StrEnum):
         return enum_choice(cls, value, _option_error("form", value))
 
 
-QUERY_ANALYSES_KEPT = 1024
-"""Queries whose analysis an :class:`Analyzer` keeps (:meth:`Analyzer.query_terms`)."""
+QUERY_ANALYSES_KEPT = 512
+"""Queries whose analysis an :class:`Analyzer` keeps (:meth:`Analyzer.query_terms`): ~2.5 MiB
+for 512 questions of jsquad-ir's length."""
 QUERY_KEPT_MAX_CHARS = 1000
 """Longer texts are analysed each time (what is kept stays small)."""
 
