@@ -279,15 +279,17 @@ def test_one_search_process_answers_searches_side_by_side(template_workspace, tm
         searchers.close()
 
 
+def _refuses_a_search(searchers: SearchProcesses) -> None:
+    with pytest.raises(SearchProcessesFailed, match="検索プロセスを起動できません"):
+        searchers.run(tansaku.SearchRequest(query="冷蔵庫", collection="manuals", tenant="alpha"))
+
+
 def test_search_processes_that_cannot_open_the_workspace_say_why(tmp_path):
     searchers = SearchProcesses(tmp_path / "missing", 1)
     try:
         assert searchers.start() is False
         assert "WorkspaceNotFound" in (searchers.error or "")
-        with pytest.raises(SearchProcessesFailed, match="検索プロセスを起動できません"):
-            searchers.run(
-                tansaku.SearchRequest(query="冷蔵庫", collection="manuals", tenant="alpha")
-            )
+        _refuses_a_search(searchers)
     finally:
         searchers.close()
 
@@ -300,10 +302,7 @@ def test_search_processes_that_cannot_be_made_say_why(template_workspace, monkey
     try:
         assert searchers.start() is False
         assert "FileNotFoundError" in (searchers.error or "")
-        with pytest.raises(SearchProcessesFailed, match="検索プロセスを起動できません"):
-            searchers.run(
-                tansaku.SearchRequest(query="冷蔵庫", collection="manuals", tenant="alpha")
-            )
+        _refuses_a_search(searchers)
     finally:
         searchers.close()
 

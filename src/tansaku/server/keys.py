@@ -14,10 +14,11 @@ import hashlib
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 TTL_S = 0.5
 MAX_KEYS = 4096
+T = TypeVar("T")
 
 
 class AppdbKeys:
@@ -35,11 +36,10 @@ class AppdbKeys:
         self._flags: dict[str, tuple[float, bool]] = {}
 
     def verify(self, key: str) -> str | None:
-        digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
-        now = self._clock()
-        hit = self._teams.get(digest)
-        if hit is not None and now < hit[0]:
-            return hit[1]
+        digest, now = _digest(key), self._clock()
+        kept = _fresh(self._teams.get(digest), now)
+        if kept is not None:
+            return kept
         found = self.repo.verify(key)
         team = str(found) if found else None
         with self._lock:
@@ -54,19 +54,17 @@ class AppdbKeys:
     def known(self, key: str) -> str | None:
         """The team of ``key`` when a check less than ``ttl`` ago found it, else None — without
         reading appdb (the server answers such a request on its event loop)."""
-        hit = self._teams.get(hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest())
-        return hit[1] if hit is not None and self._clock() < hit[0] else None
+        return _fresh(self._teams.get(_digest(key)), self._clock())
 
     def keyless_known(self) -> bool | None:
         """Whether keyless access is on, when asked less than ``ttl`` ago, else None."""
-        hit = self._flags.get("keyless")
-        return hit[1] if hit is not None and self._clock() < hit[0] else None
+        return _fresh(self._flags.get("keyless"), self._clock())
 
     def _flag(self, name: str, read: Callable[[], Any]) -> bool:
         now = self._clock()
-        hit = self._flags.get(name)
-        if hit is not None and now < hit[0]:
-            return hit[1]
+        kept = _fresh(self._flags.get(name), now)
+        if kept is not None:
+            return kept
         value = bool(read())
         if self.ttl > 0:
             with self._lock:
@@ -78,3 +76,13 @@ class AppdbKeys:
 
     def keyless(self) -> bool:
         return self._flag("keyless", self.repo.keyless)
+
+
+def _digest(key: str) -> str:
+    """What a key is kept under (never the key itself)."""
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _fresh(entry: tuple[float, T] | None, now: float) -> T | None:
+    """A kept ``(expires, value)``'s value while it has not expired."""
+    return entry[1] if entry is not None and now < entry[0] else None
