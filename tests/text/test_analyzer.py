@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -204,3 +205,36 @@ def test_a_long_text_is_analysed_but_not_kept() -> None:
     assert analyzer.query_tagged(text) == (norm, tuple(tagged))
     assert analyzer._query_terms.cache_info().currsize == 0
     assert analyzer._query_tagged.cache_info().currsize == 0
+
+
+_DICTIONARY_PAGES = """
+import json
+from pathlib import Path
+from tansaku.text import get_analyzer
+
+def resident_kib():
+    total, inside = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split(maxsplit=5)
+        if len(head) >= 5 and "-" in head[0] and not head[0].endswith(":"):
+            inside = len(head) == 6 and head[5].endswith("system.dic")
+        elif inside and line.startswith("Rss:"):
+            total += int(line.split()[1])
+    return total
+
+terms = get_analyzer().terms("冷蔵庫の霜取りは週に一度、閉店後に行うこと")
+print(json.dumps({"analysed": resident_kib(), "terms": terms}))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and madvise")
+def test_a_process_holds_only_the_dictionary_pages_its_analyses_touch() -> None:
+    """Sudachi reads ~72 MiB of its dictionary file while loading it; in a fresh process the
+    analyzer hands them back (they stay in the page cache) and analyses the same."""
+    out = subprocess.run(
+        [sys.executable, "-c", _DICTIONARY_PAGES], capture_output=True, text=True, check=True
+    )
+    seen = json.loads(out.stdout)
+    assert seen["analysed"] < 32 * 1024, seen  # KiB; ~78 MiB before
+    assert seen["terms"] == get_analyzer().terms("冷蔵庫の霜取りは週に一度、閉店後に行うこと")
+    assert "冷蔵" in seen["terms"]

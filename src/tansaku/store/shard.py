@@ -37,10 +37,10 @@ import qdrant_edge as qe
 
 from tansaku.errors import StorageError
 from tansaku.records import Record
+from tansaku.residency import release_file_pages
 from tansaku.store.base import Bound, Filter, MetaCondition, payload_metadata
 from tansaku.store.candidates import CandidateIndex
 from tansaku.store.idtable import IdLog, IdTable, points, seal, table_problem
-from tansaku.store.residency import release_file_pages
 from tansaku.store.sparse import SparseVec
 
 # payload keys every search may filter on: record id, document, field, the common metadata
@@ -96,7 +96,7 @@ def open_shard(
 
 def load_read_only(path: Path) -> qe.EdgeShard:
     """Load a committed shard, then hand back the file pages the engine read while loading
-    (:mod:`tansaku.store.residency`): searches read again the pages they touch."""
+    (:mod:`tansaku.residency`): searches read again the pages they touch."""
     shard = qe.EdgeShard.load(str(path))
     release_file_pages(path)
     return shard
