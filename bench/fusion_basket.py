@@ -3,6 +3,8 @@
     python bench/fusion_basket.py capture [--sets nta-qa,cards]   # once: every leg's run
     python bench/fusion_basket.py compare [--json out.json]        # every variant, every set
     python bench/fusion_basket.py compare --learned                # + a learned fusion (LOSO)
+    python bench/fusion_basket.py capture-merged                   # jsquad merged to ≈400 chars
+    python bench/fusion_basket.py lengths                          # the dense leg by length
 
 ``capture`` searches every query of every basket set once with the collection as configured
 (``tansaku search``'s own pipeline, top_k 100, in the bench workspace ``.tansaku-bench``) and
@@ -14,7 +16,11 @@ nDCG@10 against the set's judgements; the default and single-leg rows reproduce 
 p: paired randomisation test over queries (10,000 sign flips) against the default.
 ``--learned`` adds a logistic fusion over rank features (each leg's standard score and
 1 / (5 + rank), the legs' pairwise products), each BEIR set scored by the model fitted on the
-other five.
+other five. ``capture-merged`` captures the legs of jsquad-ir merged to ≈400-character
+documents, one record each (``bench/jsquad_analysis.py``'s ``merged --target 520`` variant:
+the long-passages check), as the set ``jsquad-merged520``. ``lengths`` replays a dense leg
+weighed by each candidate's length, ``clip((L0 / characters) ** a, lo, hi)``, over a grid, and
+chooses it leaving one set out (the merged set is only ever held out).
 """
 
 from __future__ import annotations
@@ -52,6 +58,16 @@ Fuser = Callable[[Runs, Mapping[str, float]], dict[Hashable, float]]
 # -- capture -------------------------------------------------------------------------------
 def capture(names: list[str] | None) -> None:
     LEGS.mkdir(parents=True, exist_ok=True)
+    with tansaku.connect(HOME) as ts:
+        for ds in datasets(names, None):
+            name, _, _ = _base(ts, ds)
+            if not ts.has_collection(name):
+                run_eval(ts, ds, None, measure_embedding=False, keep=True)
+            _capture_into(ts, ds, name, LEGS / f"{ds.name}.json")
+
+
+def _capture_into(ts: Any, ds: Any, name: str, path: Path) -> None:
+    """Search every query of ``ds`` in collection ``name`` and keep each axis' run in ``path``."""
     calls: list[tuple[Runs, dict[str, float]]] = []
     real = R._FUSERS[FusionMethod.LINEAR]
 
@@ -61,28 +77,23 @@ def capture(names: list[str] | None) -> None:
         )
         return real(runs, weights, f)
 
-    with tansaku.connect(HOME) as ts:
-        for ds in datasets(names, None):
-            name, _, _ = _base(ts, ds)
-            if not ts.has_collection(name):
-                run_eval(ts, ds, None, measure_embedding=False, keep=True)
-            qrels = resolve_qrels(ts, ds, name, DEFAULT_TEAM)
-            R._FUSERS[FusionMethod.LINEAR] = keep
-            out: dict[str, Any] = {"qrels": qrels, "queries": {}}
-            t0 = time.perf_counter()
-            try:
-                for qid, text in ds.queries.items():
-                    calls.clear()
-                    res = ts.search(text, collection=name, team=DEFAULT_TEAM, top_k=100)
-                    out["queries"][qid] = {
-                        "calls": [{"runs": r, "weights": w} for r, w in calls],
-                        "hits": [h.doc_id for h in res.hits],
-                    }
-            finally:
-                R._FUSERS[FusionMethod.LINEAR] = real
-            path = LEGS / f"{ds.name}.json"
-            path.write_text(json.dumps(out, ensure_ascii=False), encoding="utf-8")
-            print(f"{ds.name}: {len(ds.queries)} q, {time.perf_counter() - t0:.0f} s", flush=True)
+    qrels = resolve_qrels(ts, ds, name, DEFAULT_TEAM)
+    R._FUSERS[FusionMethod.LINEAR] = keep
+    out: dict[str, Any] = {"qrels": qrels, "queries": {}}
+    t0 = time.perf_counter()
+    try:
+        for qid, text in ds.queries.items():
+            calls.clear()
+            res = ts.search(text, collection=name, team=DEFAULT_TEAM, top_k=100)
+            out["queries"][qid] = {
+                "calls": [{"runs": r, "weights": w} for r, w in calls],
+                "hits": [h.doc_id for h in res.hits],
+            }
+    finally:
+        R._FUSERS[FusionMethod.LINEAR] = real
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(out, ensure_ascii=False), encoding="utf-8")
+    print(f"{ds.name}: {len(ds.queries)} q, {time.perf_counter() - t0:.0f} s", flush=True)
 
 
 # -- variants ------------------------------------------------------------------------------
@@ -292,6 +303,128 @@ def learned(sets: Mapping[str, dict[str, Any]]) -> dict[str, dict[str, float]]:
     return out
 
 
+# -- the dense leg weighed by the candidate's length ----------------------------------------
+MERGED = "jsquad-merged520"
+LENGTH_GRID = [
+    (l0, a, lo, hi)
+    for l0 in (100, 150, 200, 250, 300)
+    for a in (0.25, 0.5, 0.75, 1.0)
+    for lo, hi in (
+        (0.5, 1.0),
+        (0.25, 1.0),
+        (0.5, 1.5),
+        (0.5, 2.0),
+        (0.25, 2.0),
+        (1.0, 1.5),
+        (1.0, 2.0),
+    )
+]
+
+
+def corpus_lengths(names: Sequence[str]) -> dict[str, dict[str, int]]:
+    """Characters of title + text of every document of each set (its corpus.jsonl)."""
+    paths = {ds.name: ds.source for ds in datasets([n for n in names if n != MERGED], None)}
+    paths[MERGED] = HOME / "variants" / MERGED / "corpus.jsonl"
+    out = {}
+    for name in names:
+        path = paths.get(name)
+        if path is None or not Path(path).is_file():
+            continue
+        lengths = {}
+        for line in Path(path).read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                doc = json.loads(line)
+                lengths[str(doc["_id"])] = len(doc.get("title") or "") + len(doc.get("text") or "")
+        out[name] = lengths
+    return out
+
+
+def zlength(lengths: Mapping[str, int], l0: float, a: float, lo: float, hi: float) -> Fuser:
+    """zscore with each dense candidate's weight × clip((l0 / its characters) ** a, lo, hi)
+    (a candidate of unknown length: × 1)."""
+
+    def f(runs: Runs, w: Mapping[str, float]) -> dict[Hashable, float]:
+        out: dict[Hashable, float] = {}
+        for axis, run in runs.items():
+            dense = _is_dense(axis, runs)
+            for k, s in F.zscore(run).items():
+                n = lengths.get(str(k)) if dense else None
+                fac = 1.0 if n is None else min(hi, max(lo, (l0 / max(n, 1)) ** a))
+                out[k] = out.get(k, 0.0) + w.get(axis, 1.0) * fac * s
+        return out
+
+    return f
+
+
+def bigram_leg(runs: Runs, w: Mapping[str, float]) -> dict[Hashable, float]:
+    return F.linear_fusion({a: r for a, r in runs.items() if a == "bigram"}, w, normalization="max")
+
+
+def lengths_report(names: list[str] | None) -> None:
+    sets = {k: v for k, v in load(names).items() if k != "cards"}
+    lengths = corpus_lengths(list(sets))
+    base = {"zscore (default)": _norm("zscore"), "max": _norm("max"), "dense": leg("dense")}
+    base |= {"bm25": leg("bm25"), "bigram": bigram_leg}
+    res: dict[str, dict[str, dict[str, float]]] = {}
+    for s, data in sets.items():
+        res[s] = {v: replay(data, f) for v, f in base.items()}
+        for g in LENGTH_GRID:
+            res[s][str(g)] = replay(data, zlength(lengths.get(s, {}), *g))
+        print(
+            f"{s}: median {np.median(list(lengths.get(s, {0: 0}).values())):.0f} characters",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def mean(s: str, v: str) -> float:
+        return float(np.mean(list(res[s][v].values())))
+
+    def delta(s: str, v: str) -> float:
+        return mean(s, v) - mean(s, "zscore (default)")
+
+    fitted = [s for s in sets if s != MERGED]
+    grid = [str(g) for g in LENGTH_GRID]
+    print(
+        "| held out | (L0, a, lo, hi) chosen on the others | nDCG@10 | Δ default (p) | best leg |"
+    )
+    print("|---|---|---:|---:|---:|")
+    for s in sets:
+        others = [t for t in fitted if t != s]
+        best = max(grid, key=lambda v: min(delta(t, v) for t in others))
+        qs = list(res[s]["zscore (default)"])
+        p = paired_p([res[s]["zscore (default)"][q] for q in qs], [res[s][best][q] for q in qs])
+        legs = max(mean(s, x) for x in ("dense", "bm25", "bigram"))
+        print(
+            f"| {s} | {best} | {mean(s, best):.4f} | {delta(s, best):+.4f} ({p:.2f}) | {legs:.4f} |"
+        )
+    best = max(grid, key=lambda v: min(delta(t, v) for t in fitted))
+    print(f"\nchosen on every fitted set: {best}")
+    for s in sets:
+        print(
+            f"  {s}: default {mean(s, 'zscore (default)'):.4f}, chosen {mean(s, best):.4f}, "
+            f"max {mean(s, 'max'):.4f}, dense {mean(s, 'dense'):.4f}"
+        )
+
+
+def capture_merged() -> None:
+    """The legs of jsquad-ir merged to ≈400-character documents, one record each."""
+    from bench.jsquad_analysis import build_merged
+
+    from tansaku.eval import load_dataset
+    from tansaku.eval.configs import eval_config_from_dict
+    from tansaku.eval.runner import _target
+
+    folder = HOME / "variants" / MERGED
+    if not folder.is_dir():
+        build_merged(520, folder)
+    ds = load_dataset(folder)
+    conf = eval_config_from_dict({"name": "default", "chunking": {"size": 2000, "overlap": 0}})
+    with tansaku.connect(HOME) as ts:
+        run_eval(ts, ds, [conf], measure_embedding=False, keep=True)
+        name = _target(_base(ts, ds)[0], conf)
+        _capture_into(ts, ds, name, LEGS / f"{MERGED}.json")
+
+
 # -- replay --------------------------------------------------------------------------------
 def rank(fused: Mapping[Hashable, float], n: int = 100) -> tuple[str, ...]:
     ranked = sorted(fused.items(), key=itemgetter(0))
@@ -373,7 +506,7 @@ def compare(
 
 def main(argv: list[str]) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("capture", "compare"))
+    ap.add_argument("what", choices=("capture", "compare", "capture-merged", "lengths"))
     ap.add_argument("--sets")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--learned", action="store_true", help="also a learned fusion (LOSO)")
@@ -381,6 +514,12 @@ def main(argv: list[str]) -> None:
     names = args.sets.split(",") if args.sets else None
     if args.what == "capture":
         capture(names)
+        return
+    if args.what == "capture-merged":
+        capture_merged()
+        return
+    if args.what == "lengths":
+        lengths_report(names)
         return
     results = compare(names, VARIANTS, learn=args.learned)
     if args.json:
