@@ -104,6 +104,19 @@ def clean(
     return stored(home), cached(home)
 
 
+def settled(server: FakeEmbeddingServer, quiet_s: float = 0.5, limit_s: float = 60.0) -> None:
+    """Wait until the server answers nothing and has taken no request for ``quiet_s``."""
+    seen, quiet_since = -1, time.monotonic()
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        now = (len(server.requests), server.texts_embedded)
+        if server.in_flight or now != seen:
+            seen, quiet_since = now, time.monotonic()
+        elif time.monotonic() - quiet_since >= quiet_s:
+            return
+        time.sleep(0.05)
+
+
 def resume_and_check(
     home: Path, src: Path, server: FakeEmbeddingServer, clean: tuple[dict[str, Any], int]
 ) -> dict[str, Any]:
@@ -111,6 +124,7 @@ def resume_and_check(
     assert all(check == "leftovers" for check, _ in findings(home))  # the commit is whole
     before = stored(home)
     assert set(before["hashes"]) <= set(want["hashes"])
+    settled(server)  # a batch the killed run had sent may still be answered: count it first
     in_cache = cached(home)
     sent = server.texts_embedded
     code, report = ingest(home, src, server)

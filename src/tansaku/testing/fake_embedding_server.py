@@ -141,6 +141,13 @@ class FakeEmbeddingServer(ServiceFake[FakeRequest]):
             self._faults.extend(faults)
 
     @property
+    def in_flight(self) -> int:
+        """Requests being answered now (a client killed mid-request leaves its request here
+        until the server has answered it)."""
+        with self._lock:
+            return self._in_flight
+
+    @property
     def embedding_requests(self) -> list[FakeRequest]:
         """The requests to an embedding path (not ``/health`` or unknown paths)."""
         return [r for r in self.requests if r.protocol]
