@@ -11,23 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tansaku.residency import mapped_ranges, release_file_pages
+from tansaku.residency import mapped_ranges, release_file_pages, resident_kib
 from tansaku.store.edge import EdgeStore
 from tansaku.testing.store_contract import DIM, make_points
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and madvise")
-
-
-def _resident_kib(folder: Path) -> int:
-    """Resident KiB of this process's mappings of files in ``folder`` (/proc/self/smaps)."""
-    prefix, total, inside = str(folder.resolve()) + "/", 0, False
-    for line in Path("/proc/self/smaps").read_text().splitlines():
-        head = line.split(maxsplit=5)
-        if len(head) >= 5 and "-" in head[0] and not head[0].endswith(":"):
-            inside = len(head) == 6 and head[5].startswith(prefix)
-        elif inside and line.startswith("Rss:"):
-            total += int(line.split()[1])
-    return total
 
 
 def _cached_pages(m: mmap.mmap, addr: int | None = None) -> int:
@@ -51,9 +39,9 @@ def test_released_pages_stay_in_the_page_cache_and_read_again_intact(tmp_path: P
     with path.open("r+b") as f, mmap.mmap(f.fileno(), 0) as m:  # shared, as the engine maps
         assert m[:] == data  # every page touched
         assert [(r.shared, r.writable) for r in mapped_ranges(tmp_path)] == [(True, True)]
-        before = _resident_kib(tmp_path)
+        before = resident_kib(tmp_path)
         assert release_file_pages(tmp_path) == 1
-        assert _resident_kib(tmp_path) < before // 4
+        assert resident_kib(tmp_path) < before // 4
         assert _cached_pages(m) == len(data) // mmap.PAGESIZE  # no disk read to map them again
         assert m[:] == data
         m[:4] = b"\xff\xfe\xfd\xfc"  # a dirty page handed back keeps its bytes
@@ -77,9 +65,9 @@ def test_a_read_only_private_mapping_keeps_its_pages_cached_and_its_bytes(tmp_pa
             assert m[:] == data
             (mapping,) = mapped_ranges(tmp_path)
             assert (mapping.shared, mapping.writable) == (False, False)
-            before = _resident_kib(tmp_path)
+            before = resident_kib(tmp_path)
             assert release_file_pages(tmp_path) == 1
-            assert _resident_kib(tmp_path) < before // 4
+            assert resident_kib(tmp_path) < before // 4
             pages = (len(data) + mmap.PAGESIZE - 1) // mmap.PAGESIZE
             assert _cached_pages(m, mapping.start) == pages  # no disk read to map them again
             assert m[:] == data
@@ -98,7 +86,7 @@ def test_a_read_only_shard_answers_after_handing_back_its_pages(tmp_path: Path) 
     reader = EdgeStore(tmp_path / "shard", dim=DIM, read_only=True)
     try:
         # the engine read whole preallocated payload-index pages while loading; they are back
-        assert _resident_kib(tmp_path / "shard") < 4096
+        assert resident_kib(tmp_path / "shard") < 4096
         assert reader.count("チームA") == 4
         assert reader.get("チームA", ["r2:body"])[0].metadata["store"] == "渋谷店"
     finally:

@@ -12,7 +12,7 @@ Two libraries read more of their files at load than their searches use afterward
 * **Sudachi** maps its 193 MiB dictionary and reads 72 MiB of it while loading; analysing a
   question then touches a few MiB. Every process that analyses text (a server, each of its
   search processes) held those 72 MiB, and after a minute of new questions ~125 MiB of the
-  file (:func:`tansaku.text.analyzer`'s dictionary).
+  file (:func:`tansaku.text.analyzer.dictionary_folder`).
 
 :func:`release_file_pages` drops the pages from this process's page tables. A shared mapping
 (the engine's) and a read-only private one (Sudachi's) get ``madvise(MADV_DONTNEED)``: the
@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 MADV_DONTNEED = 4  # linux/mman.h
 MADV_PAGEOUT = 21
 _MAPS = Path("/proc/self/maps")
+_SMAPS = Path("/proc/self/smaps")
 _libc: ctypes.CDLL | None = None
 _unsupported = not sys.platform.startswith("linux")
 _no_pageout = False
@@ -80,6 +81,23 @@ def mapped_ranges(folder: Path) -> list[MappedRange]:
     return out
 
 
+def resident_kib(folder: Path) -> int:
+    """KiB of this process's mappings of files inside ``folder`` resident now
+    (``/proc/self/smaps``; 0 where there is none)."""
+    prefix, total, inside = str(folder.resolve()) + "/", 0, False
+    try:
+        lines = _SMAPS.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return 0
+    for line in lines:
+        head = line.split(maxsplit=5)
+        if len(head) >= 5 and "-" in head[0] and not head[0].endswith(":"):
+            inside = len(head) == 6 and head[5].startswith(prefix)
+        elif inside and line.startswith("Rss:"):
+            total += int(line.split()[1])
+    return total
+
+
 def release_file_pages(folder: Path) -> int:
     """Drop this process's resident pages of the files mapped from ``folder`` (see the module
     docstring); returns how many mappings took the advice (0 off Linux)."""
@@ -100,4 +118,11 @@ def release_file_pages(folder: Path) -> int:
     return done
 
 
-__all__ = ["MADV_DONTNEED", "MADV_PAGEOUT", "MappedRange", "mapped_ranges", "release_file_pages"]
+__all__ = [
+    "MADV_DONTNEED",
+    "MADV_PAGEOUT",
+    "MappedRange",
+    "mapped_ranges",
+    "release_file_pages",
+    "resident_kib",
+]

@@ -209,21 +209,12 @@ def test_a_long_text_is_analysed_but_not_kept() -> None:
 
 _DICTIONARY_PAGES = """
 import json
-from pathlib import Path
+from tansaku.residency import resident_kib
 from tansaku.text import get_analyzer
-
-def resident_kib():
-    total, inside = 0, False
-    for line in Path("/proc/self/smaps").read_text().splitlines():
-        head = line.split(maxsplit=5)
-        if len(head) >= 5 and "-" in head[0] and not head[0].endswith(":"):
-            inside = len(head) == 6 and head[5].endswith("system.dic")
-        elif inside and line.startswith("Rss:"):
-            total += int(line.split()[1])
-    return total
+from tansaku.text.analyzer import dictionary_folder
 
 terms = get_analyzer().terms("冷蔵庫の霜取りは週に一度、閉店後に行うこと")
-print(json.dumps({"analysed": resident_kib(), "terms": terms}))
+print(json.dumps({"analysed": resident_kib(dictionary_folder()), "terms": terms}))
 """
 
 

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache, lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tansaku.config import enum_choice
@@ -112,14 +113,19 @@ def _dictionary() -> sudachipy.Dictionary:
 def _release_dictionary_pages() -> None:
     """Sudachi reads ~72 MiB of its mapped dictionary while loading it and an analysis touches
     a few MiB: hand the rest back (:mod:`tansaku.residency`; the pages stay in the page cache)."""
-    from importlib.util import find_spec
-    from pathlib import Path
-
     from tansaku.residency import release_file_pages
 
+    folder = dictionary_folder()
+    if folder is not None:
+        release_file_pages(folder)
+
+
+def dictionary_folder() -> Path | None:
+    """The folder of the Sudachi dictionary's files (sudachidict-core's package), if installed."""
+    from importlib.util import find_spec
+
     spec = find_spec("sudachidict_core")
-    if spec is not None and spec.origin is not None:
-        release_file_pages(Path(spec.origin).parent)
+    return None if spec is None or spec.origin is None else Path(spec.origin).parent
 
 
 def _stop_pos_ids(stop_pos: tuple[tuple[str, ...], ...]) -> frozenset[int]:
