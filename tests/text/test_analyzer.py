@@ -213,19 +213,26 @@ from tansaku.residency import resident_kib
 from tansaku.text import get_analyzer
 from tansaku.text.analyzer import dictionary_folder
 
-terms = get_analyzer().terms("冷蔵庫の霜取りは週に一度、閉店後に行うこと")
-print(json.dumps({"analysed": resident_kib(dictionary_folder()), "terms": terms}))
+analyzer = get_analyzer()
+analyzer.warm_up()
+loaded = resident_kib(dictionary_folder())
+terms = analyzer.terms("冷蔵庫の霜取りは週に一度、閉店後に行うこと")
+print(json.dumps({"loaded": loaded, "terms": terms}))
 """
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and madvise")
-def test_a_process_holds_only_the_dictionary_pages_its_analyses_touch() -> None:
+def test_a_loaded_dictionary_holds_none_of_the_pages_loading_read() -> None:
     """Sudachi reads ~72 MiB of its dictionary file while loading it; in a fresh process the
-    analyzer hands them back (they stay in the page cache) and analyses the same."""
+    analyzer hands them back (they stay in the page cache) and analyses the same.
+
+    What an analysis maps back afterwards is the kernel's choice, not measured here: a page
+    cache holding the file in small folios maps back a few MiB, one holding it in large folios
+    (Linux 6.18 maps a touched large folio whole) up to as much as loading read."""
     out = subprocess.run(
         [sys.executable, "-c", _DICTIONARY_PAGES], capture_output=True, text=True, check=True
     )
     seen = json.loads(out.stdout)
-    assert seen["analysed"] < 32 * 1024, seen  # KiB; ~78 MiB before
+    assert seen["loaded"] < 4 * 1024, seen  # KiB; ~75 MiB without the release
     assert seen["terms"] == get_analyzer().terms("冷蔵庫の霜取りは週に一度、閉店後に行うこと")
     assert "冷蔵" in seen["terms"]
