@@ -106,3 +106,53 @@ def test_hits_carry_no_suggestion(ts):
     result = ts.search("冷蔵庫の温度", collection="reports", team="shinjuku", now=NOW)
     assert result.hits and result.suggestion is None
     assert "suggestion" not in result.to_dict()
+
+
+def test_a_period_without_records_skips_the_retries_and_says_so(ts):
+    """「去年」 (2024) holds no record: the retries (lower threshold, synonyms, rewordings) keep
+    the period, so they are not run; the suggestion names the period and searches without it."""
+    result = ts.search("去年の冷蔵庫の温度", collection="reports", team="shinjuku", now=NOW)
+    assert result.hits == ()
+    assert result.plan.filter_empty and result.plan.to_dict()["filter_empty"] is True
+    assert result.plan.stage.retry_stage == 0
+    s = result.to_dict()["suggestion"]
+    assert s["message"] == (
+        "コレクション「reports」には期間(「去年」: 2024-01-01〜2024-12-31)に当てはまる"
+        "記録がありません。「冷蔵庫 温度」で検索すると期間を問わず探せます"
+    )
+    assert s["tried"] == [
+        "絞り込み条件に当てはまる記録がないため、"
+        "再試行(最低スコアを下げ、同義語を加えて探し直す)は省きました"
+    ]
+    assert s["tips"] == [
+        "期間の言葉(「去年」)を外して検索してください",
+        "別のコレクションでも検索してください",
+    ]
+    again = ts.search(s["queries"][0], collection="reports", team="shinjuku", now=NOW)
+    assert [h.doc_id for h in again.hits][:1] == ["r1"]
+
+
+def test_a_filter_of_the_caller_that_nothing_passes_is_named(ts):
+    result = ts.search("冷蔵庫", collection="reports", team="shinjuku", where=["store=池袋店"])
+    assert result.hits == () and result.plan.filter_empty
+    s = result.to_dict()["suggestion"]
+    assert s["message"] == (
+        "コレクション「reports」にはstore=池袋店に当てはまる記録がありません。"
+        "絞り込み条件(store=池袋店)を外すか緩めてください"
+    )
+    assert s["queries"] == []
+
+
+def test_a_period_with_records_is_still_retried(ts):
+    result = ts.search("昨日の宇宙船", collection="reports", team="shinjuku", now=NOW)
+    assert result.hits == () and not result.plan.filter_empty
+    assert result.plan.stage.retry_stage == 2
+    assert result.to_dict()["plan"]["filter_empty"] is False
+
+
+def test_another_teams_records_do_not_count_for_the_filter(ts):
+    """shibuya has no record at all: told to ingest, whatever the filter."""
+    result = ts.search("冷蔵庫", collection="reports", team="shibuya", where=["store=新宿店"])
+    assert result.hits == () and result.plan.filter_empty  # shinjuku's 新宿店 record is not its
+    s = result.to_dict()["suggestion"]
+    assert s["message"].startswith("コレクション「reports」にはこのチームのデータがまだありません")

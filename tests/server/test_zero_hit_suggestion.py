@@ -26,3 +26,23 @@ def test_zero_hits_carry_a_suggestion(live):
 
         hit = alpha.post("/api/search", json={"query": "冷蔵庫の温度", "collection": "manuals"})
         assert hit.json()["hits"] and "suggestion" not in hit.json()
+
+
+def test_a_filter_nothing_passes_is_said_and_not_retried(live):
+    with live.client(KEY_ALPHA) as alpha:
+        body = {
+            "query": "冷蔵庫の温度",
+            "collection": "manuals",
+            "filter": {"date_from": "2001-01-01", "date_to": "2001-12-31"},
+        }
+        r = alpha.post("/api/search", json=body)
+        assert r.status_code == 200, r.text
+        data = r.json()
+        assert data["hits"] == []
+        assert data["plan"]["filter_empty"] is True and data["plan"]["retry_stage"] == 0
+        assert data["suggestion"]["message"] == (
+            "コレクション「manuals」には期間(2001-01-01〜2001-12-31)に当てはまる記録がありません。"
+            "期間の指定を外すか広げてください"
+        )
+        found = alpha.post("/api/search", json=body | {"filter": {}})
+        assert found.json()["hits"] and found.json()["plan"]["filter_empty"] is False

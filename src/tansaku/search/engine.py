@@ -137,10 +137,15 @@ def search(
     )
     hits: list[Hit] = []
     stage_plan = StagePlan()
+    filter_empty = False
     for stage in stages:
         hits, stage_plan = run_stage(resolved, stage, timings)
         if hits:
             break
+        if stage.number == 0 and not flt.is_empty():
+            filter_empty = collection.store.count(request.tenant, flt) == 0
+            if filter_empty:  # the retries relax scores and words, never the filter
+                break
 
     # -- rerank ---------------------------------------------------------------------------
     rerank_plan: RerankPlan | None = None
@@ -173,6 +178,7 @@ def search(
         group_by_doc=by_doc,
         candidates=max(candidates, stage_plan.top_k),
         rerank=rerank_plan,
+        filter_empty=filter_empty,
     )
     suggestion = None
     if not hits:  # what was tried and what to try next, in Japanese

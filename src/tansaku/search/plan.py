@@ -191,6 +191,9 @@ class SearchPlan:
     group_by_doc: bool = True
     candidates: int = 100
     rerank: RerankPlan | None = None
+    filter_empty: bool = False
+    """No record of the team passes the filter: the retries were skipped (they relax the score
+    and the words, never the filter, so they could not find anything either)."""
 
     @property
     def date_filter(self) -> DateFilterPlan | None:
@@ -245,6 +248,7 @@ class SearchPlan:
             "group_by_doc": self.group_by_doc,
             "candidates": self.candidates,
             "rerank": self.rerank.to_dict() if self.rerank else None,
+            "filter_empty": self.filter_empty,
         }
 
     # not a mapping nor a sequence: without this, __getitem__ would make it "iterable" by index

@@ -119,6 +119,8 @@ def zero_hit_suggestion(
             "データを取り込んでから検索してください",
             tips=("データ取り込み(tansaku ingest またはデータ取り込みの画面)で記録を登録する",),
         )
+    if plan.filter_empty:
+        return _nothing_passes(query, plan, analyzer)
     stage = plan.stage
     tried = [RETRIES[n] for n in range(1, stage.retry_stage + 1) if n in RETRIES]
     if stage.synonyms:
@@ -155,6 +157,41 @@ def zero_hit_suggestion(
     return Suggestion(
         message=f"「{query}」に一致する結果はありませんでした。{first}",
         tried=tuple(tried),
+        tips=tuple(tips),
+        queries=tuple(queries),
+    )
+
+
+def _nothing_passes(query: str, plan: SearchPlan, analyzer: Analyzer) -> Suggestion:
+    """No record of the team passes the search's filter (``plan.filter_empty``): say which
+    conditions, and search without the query's date expression if it set the period."""
+    dates = plan.date_filter
+    parts: list[str] = []
+    if dates is not None:
+        start = dates.start.isoformat() if dates.start else ""
+        end = dates.end.isoformat() if dates.end else ""
+        span = start if start == end else f"{start}〜{end}"
+        said = f"「{dates.expression}」: " if dates.expression else ""
+        parts.append(f"期間({said}{span})")
+    conditions = _filters(plan)
+    parts += conditions
+    tips: list[str] = []
+    queries: list[str] = []
+    if plan.date_range is not None:
+        queries = _rewordings(query, plan, analyzer)
+        tips.append(f"期間の言葉(「{plan.date_range.expression}」)を外して検索してください")
+    elif dates is not None:
+        tips.append("期間の指定を外すか広げてください")
+    if conditions:
+        tips.append(f"絞り込み条件({'、'.join(conditions)})を外すか緩めてください")
+    tips.append("別のコレクションでも検索してください")
+    first = f"「{queries[0]}」で検索すると期間を問わず探せます" if queries else tips[0]
+    return Suggestion(
+        message=f"コレクション「{plan.collection}」には{'・'.join(parts) or '絞り込み条件'}に"
+        f"当てはまる記録がありません。{first}",
+        tried=(
+            "絞り込み条件に当てはまる記録がないため、再試行(最低スコアを下げ、同義語を加えて探し直す)は省きました",
+        ),
         tips=tuple(tips),
         queries=tuple(queries),
     )

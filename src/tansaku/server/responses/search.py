@@ -117,6 +117,10 @@ class SearchPlan(BaseModel):
     group_by_doc: bool
     candidates: int
     rerank: RerankPlan | None
+    filter_empty: bool = Field(
+        default=False,
+        description="絞り込み条件に当てはまる記録がない(再試行は条件を緩めないので省きました)",
+    )
 
 
 class Suggestion(BaseModel):
