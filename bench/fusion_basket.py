@@ -5,6 +5,7 @@
     python bench/fusion_basket.py compare --learned                # + a learned fusion (LOSO)
     python bench/fusion_basket.py capture-merged                   # jsquad merged to ≈400 chars
     python bench/fusion_basket.py lengths                          # the dense leg by length
+    python bench/fusion_basket.py blend                            # max + zscore, and length
 
 ``capture`` searches every query of every basket set once with the collection as configured
 (``tansaku search``'s own pipeline, top_k 100, in the bench workspace ``.tansaku-bench``) and
@@ -20,7 +21,11 @@ other five. ``capture-merged`` captures the legs of jsquad-ir merged to ≈400-c
 documents, one record each (``bench/jsquad_analysis.py``'s ``merged --target 520`` variant:
 the long-passages check), as the set ``jsquad-merged520``. ``lengths`` replays a dense leg
 weighed by each candidate's length, ``clip((L0 / characters) ** a, lo, hi)``, over a grid, and
-chooses it leaving one set out (the merged set is only ever held out).
+chooses it leaving one set out (the merged set is only ever held out). ``blend`` replays
+``beta × s / max + (1 − beta) × zscore × 10 / zdiv`` per leg, alone and with the length weight,
+on every set (the cards' candidates have no length: × 1), and prints each setting against the
+issue's bars: nDCG@10 per set, the smallest margin over the set's best single leg, and whether
+jsquad-ir reaches 0.961.
 """
 
 from __future__ import annotations
@@ -357,6 +362,74 @@ def zlength(lengths: Mapping[str, int], l0: float, a: float, lo: float, hi: floa
     return f
 
 
+def blend(
+    beta: float, zdiv: float, lengths: Mapping[str, int], l0: float, a: float, lo: float, hi: float
+) -> Fuser:
+    """``beta × s / max + (1 − beta) × zscore × Z_SCALE / zdiv`` per leg, each dense candidate
+    × ``clip((l0 / its characters) ** a, lo, hi)`` (``l0`` 0: no length weight)."""
+
+    def f(runs: Runs, w: Mapping[str, float]) -> dict[Hashable, float]:
+        out: dict[Hashable, float] = {}
+        for axis, run in runs.items():
+            z = F.zscore(run)
+            m = F.maxnorm(run) if beta else {}
+            ww = w.get(axis, 1.0)
+            dense = _is_dense(axis, runs)
+            for k, zk in z.items():
+                n = lengths.get(str(k)) if dense and l0 else None
+                fac = 1.0 if n is None else min(hi, max(lo, (l0 / max(n, 1)) ** a))
+                v = beta * m.get(k, 0.0) + (1 - beta) * zk * F.Z_SCALE / zdiv
+                out[k] = out.get(k, 0.0) + ww * fac * v
+        return out
+
+    return f
+
+
+BLENDS = ((0.0, F.Z_SCALE), (0.2, 3.0), (0.35, 2.0), (0.35, 3.0), (0.5, 2.0))
+BLEND_LENGTHS = (
+    (0, 0, 1.0, 1.0),
+    (300, 0.75, 1.0, 1.5),
+    (300, 0.5, 1.0, 1.5),
+    (200, 0.75, 1.0, 1.5),
+    (300, 0.75, 0.75, 1.5),
+    (400, 0.75, 0.75, 1.5),
+    (300, 0.5, 0.75, 1.25),
+    (200, 0.5, 0.75, 1.5),
+)
+
+
+def blend_report(names: list[str] | None) -> None:
+    sets = load(names, held_out=True)
+    lengths = corpus_lengths([s for s in sets if s != "cards"])
+    legs = {"dense": leg("dense"), "bm25": leg("bm25"), "bigram": leg("bigram")}
+    settings = [(b, z, *g) for b, z in BLENDS for g in BLEND_LENGTHS]
+    res: dict[str, dict[str, float]] = {}
+    for s, data in sets.items():
+        row = {v: float(np.mean(list(replay(data, f).values()))) for v, f in legs.items()}
+        row["max"] = float(np.mean(list(replay(data, _norm("max")).values())))
+        for g in settings:
+            fuser = blend(g[0], g[1], lengths.get(s, {}), *g[2:])
+            row[str(g)] = float(np.mean(list(replay(data, fuser).values())))
+        res[s] = row
+        print(f"{s}: done", file=sys.stderr, flush=True)
+    names_ = list(sets)
+    best_leg = {s: max(res[s][x] for x in legs) for s in names_}
+    head = " | ".join(names_)
+    print(f"| (beta, zdiv, L0, a, lo, hi) | {head} | min margin | jsquad ≥ 0.961 |")
+    print("|---|" + "---:|" * (len(names_) + 2))
+    rows = []
+    for g in settings:
+        v = str(g)
+        margin = min(res[s][v] - best_leg[s] for s in names_ if s != MERGED)
+        rows.append((margin, v))
+    for margin, v in sorted(rows, reverse=True):
+        cells = " | ".join(f"{res[s][v]:.4f}" for s in names_)
+        ok = "yes" if res.get("jsquad-ir", {}).get(v, 0) >= 0.961 else "no"
+        print(f"| {v} | {cells} | {margin:+.4f} | {ok} |")
+    print("| best single leg | " + " | ".join(f"{best_leg[s]:.4f}" for s in names_) + " | | |")
+    print("| max | " + " | ".join(f"{res[s]['max']:.4f}" for s in names_) + " | | |")
+
+
 def lengths_report(names: list[str] | None) -> None:
     sets = {k: v for k, v in load(names, held_out=True).items() if k != "cards"}
     lengths = corpus_lengths(list(sets))
@@ -505,7 +578,7 @@ def compare(
 
 def main(argv: list[str]) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("capture", "compare", "capture-merged", "lengths"))
+    ap.add_argument("what", choices=("capture", "compare", "capture-merged", "lengths", "blend"))
     ap.add_argument("--sets")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--learned", action="store_true", help="also a learned fusion (LOSO)")
@@ -519,6 +592,9 @@ def main(argv: list[str]) -> None:
         return
     if args.what == "lengths":
         lengths_report(names)
+        return
+    if args.what == "blend":
+        blend_report(names)
         return
     results = compare(names, VARIANTS, learn=args.learned)
     if args.json:

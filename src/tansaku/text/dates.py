@@ -27,7 +27,9 @@ N年前                                       the whole year N years back
 2025年12月9日, 2025/12/9, 2025-12-09        that day (2025.12.9 too)
 12月9日, 12/9                               that day in the most recent year not after t
                                             (not 1/2 before a unit: 1/2カップ, 1/4個)
-2025年12月 / 2025年12月中                    the whole month
+2025年12月 / 2025年12月中, 2025/12, 2025-12  the whole month
+2025年 / 2025年中 (before の/に/は/も,      the whole year (2025年度, 2025年前半, 2025年版,
+punctuation, a space or the end)            1990年代 are left alone)
 12月 / 12月中 (before の/に/は/も,           the whole month, most recent not after this month
 punctuation, a space or the end)            (12月中旬, 3月期, 12か月 are left alone)
 =========================================  ====================================================
@@ -90,6 +92,10 @@ _ALTERNATIVES = {
     "ymd_sep": r"(?<![0-9./-])(?P<b_y>[0-9]{4})(?P<b_s>[/.-])(?P<b_m>[0-9]{1,2})(?P=b_s)"
     r"(?P<b_d>[0-9]{1,2})(?![0-9])",
     "ym": r"(?<![0-9])(?P<c_y>[0-9]{4})年(?P<c_m>[0-9]{1,2})月(?![0-9])(?:中" + _BOUNDARY + ")?",
+    # Not a code: AB2023-1, ET-2020-3, 2023-10A.
+    "ym_sep": r"(?<![0-9A-Za-z./-])(?P<k_y>[0-9]{4})(?P<k_s>[/-])(?P<k_m>[0-9]{1,2})"
+    r"(?![0-9A-Za-z]|(?P=k_s)[0-9])",
+    "year": r"(?<![0-9])(?P<l_y>[0-9]{4})年(?:中?" + _BOUNDARY + ")",
     "md": r"(?<![0-9年])(?P<d_m>[0-9]{1,2})月(?P<d_d>[0-9]{1,2})日",
     # Not a fraction in a recipe: 1/2カップ, 1/4個, 1/3量.
     "md_slash": r"(?<![0-9./-])(?P<e_m>[0-9]{1,2})/(?P<e_d>[0-9]{1,2})(?![0-9]|[/.][0-9])"
@@ -202,6 +208,17 @@ def _r_ym(m: re.Match[str], today: date) -> _Span | None:
     return _month(int(m["c_y"]), int(m["c_m"])) if 1 <= int(m["c_m"]) <= 12 else None
 
 
+def _r_ym_sep(m: re.Match[str], today: date) -> _Span | None:
+    year, month = int(m["k_y"]), int(m["k_m"])
+    valid = FIRST_DATE.year <= year <= LAST_DATE.year and 1 <= month <= 12
+    return _month(year, month) if valid else None
+
+
+def _r_year(m: re.Match[str], today: date) -> _Span | None:
+    year = int(m["l_y"])
+    return _year(year) if FIRST_DATE.year <= year <= LAST_DATE.year else None
+
+
 def _r_md(m: re.Match[str], today: date) -> _Span | None:
     return _recent_day(int(m["d_m"]), int(m["d_d"]), today)
 
@@ -251,6 +268,8 @@ _RESOLVERS: dict[str, Callable[[re.Match[str], date], _Span | None]] = {
     "ymd": _r_ymd,
     "ymd_sep": _r_ymd_sep,
     "ym": _r_ym,
+    "ym_sep": _r_ym_sep,
+    "year": _r_year,
     "md": _r_md,
     "md_slash": _r_md_slash,
     "ago": _r_ago,
