@@ -62,10 +62,19 @@ class Question:
     @classmethod
     def of(cls, text: str, now: object = None) -> Question:
         rest = resolve_dates(text, now).remainder or text  # type: ignore[arg-type]
-        terms = tuple(
-            dict.fromkeys(t for t in get_analyzer().terms(rest) if t not in QUESTION_WORDS)
-        )
-        return cls(text=text, remainder=rest, terms=terms)
+        return cls(text=text, remainder=rest, terms=_content_terms(rest))
+
+    def as_searched(self, dated: bool) -> Question:
+        """The question as one collection's search took it: without its date expression where
+        the date filtered (``dated``), whole where it did not (a collection whose records carry
+        no dates keeps 「1953年」 of 「1953年に実験を行ったのは」 as words to find)."""
+        if dated or self.remainder == self.text:
+            return self
+        return Question(text=self.text, remainder=self.text, terms=_content_terms(self.text))
+
+
+def _content_terms(text: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(t for t in get_analyzer().terms(text) if t not in QUESTION_WORDS))
 
 
 @dataclass(frozen=True)
@@ -362,8 +371,9 @@ def search_scope(
         dated = dated or result.plan.date_range is not None
         if result.plan.date_unused is not None:
             undated.add(name)
+        asked = question.as_searched(result.plan.date_range is not None)
         expanded = result.plan.stage.expanded_queries
-        terms = [*question.terms, *(t for q in expanded[1:] for t in Question.of(q).terms)]
+        terms = [*asked.terms, *(t for q in expanded[1:] for t in Question.of(q).terms)]
         w = TermWeights(scope, name, list(dict.fromkeys(terms)))
         weights[name] = w.weight
         embedders[name] = scope.client.collection(name).state.embedder
@@ -371,7 +381,7 @@ def search_scope(
             fusions[name] = config.fusion
         synonyms = {sp.term: sp.others for sp in result.plan.stage.synonyms}
         found.extend(
-            collection_candidates(scope, name, question, hits, w, expanded, synonyms, config=config)
+            collection_candidates(scope, name, asked, hits, w, expanded, synonyms, config=config)
         )
     if dated:  # 「12月10日のクレーム」: only collections that could keep to that day answer it
         found = [c for c in found if c.collection not in undated]
