@@ -347,19 +347,8 @@ def corpus_lengths(names: Sequence[str]) -> dict[str, dict[str, int]]:
 
 def zlength(lengths: Mapping[str, int], l0: float, a: float, lo: float, hi: float) -> Fuser:
     """zscore with each dense candidate's weight × clip((l0 / its characters) ** a, lo, hi)
-    (a candidate of unknown length: × 1)."""
-
-    def f(runs: Runs, w: Mapping[str, float]) -> dict[Hashable, float]:
-        out: dict[Hashable, float] = {}
-        for axis, run in runs.items():
-            dense = _is_dense(axis, runs)
-            for k, s in F.zscore(run).items():
-                n = lengths.get(str(k)) if dense else None
-                fac = 1.0 if n is None else min(hi, max(lo, (l0 / max(n, 1)) ** a))
-                out[k] = out.get(k, 0.0) + w.get(axis, 1.0) * fac * s
-        return out
-
-    return f
+    (a candidate of unknown length: × 1): :func:`blend` without max normalisation."""
+    return blend(0.0, F.Z_SCALE, lengths, l0, a, lo, hi)
 
 
 def blend(
@@ -367,6 +356,8 @@ def blend(
 ) -> Fuser:
     """``beta × s / max + (1 − beta) × zscore × Z_SCALE / zdiv`` per leg, each dense candidate
     × ``clip((l0 / its characters) ** a, lo, hi)`` (``l0`` 0: no length weight)."""
+
+    scale = (1 - beta) * F.Z_SCALE / zdiv  # 1.0 exactly for plain zscore (beta 0, zdiv 10)
 
     def f(runs: Runs, w: Mapping[str, float]) -> dict[Hashable, float]:
         out: dict[Hashable, float] = {}
@@ -378,7 +369,7 @@ def blend(
             for k, zk in z.items():
                 n = lengths.get(str(k)) if dense and l0 else None
                 fac = 1.0 if n is None else min(hi, max(lo, (l0 / max(n, 1)) ** a))
-                v = beta * m.get(k, 0.0) + (1 - beta) * zk * F.Z_SCALE / zdiv
+                v = beta * m.get(k, 0.0) + scale * zk
                 out[k] = out.get(k, 0.0) + ww * fac * v
         return out
 

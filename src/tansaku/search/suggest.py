@@ -11,6 +11,7 @@ as ``suggestion`` (``tansaku search --json``, ``POST /api/search``); the search 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from tansaku.search.plan import SearchPlan
@@ -134,9 +135,8 @@ def zero_hit_suggestion(
         tips.append("短い言葉で検索してください(助詞や「教えて」などを除き、要点の語だけに)")
     if plan.date_range is not None:
         r = plan.date_range
-        span = r.start.isoformat() + ("" if r.start == r.end else f"〜{r.end.isoformat()}")
         tips.append(
-            f"「{r.expression}」で期間を {span} に絞り込みました。"
+            f"「{r.expression}」で期間を {_span(r.start, r.end)} に絞り込みました。"
             "期間を外すか広げてください(例: 「最近」「過去90日」)"
         )
     elif plan.filter.date_from or plan.filter.date_to:
@@ -162,17 +162,21 @@ def zero_hit_suggestion(
     )
 
 
+def _span(start: date | None, end: date | None) -> str:
+    """「2025-12-10」 for one day, 「2025-12-01〜2025-12-07」 for several (an open end empty)."""
+    first = start.isoformat() if start else ""
+    last = end.isoformat() if end else ""
+    return first if first == last else f"{first}〜{last}"
+
+
 def _nothing_passes(query: str, plan: SearchPlan, analyzer: Analyzer) -> Suggestion:
     """No record of the team passes the search's filter (``plan.filter_empty``): say which
     conditions, and search without the query's date expression if it set the period."""
     dates = plan.date_filter
     parts: list[str] = []
     if dates is not None:
-        start = dates.start.isoformat() if dates.start else ""
-        end = dates.end.isoformat() if dates.end else ""
-        span = start if start == end else f"{start}〜{end}"
         said = f"「{dates.expression}」: " if dates.expression else ""
-        parts.append(f"期間({said}{span})")
+        parts.append(f"期間({said}{_span(dates.start, dates.end)})")
     conditions = _filters(plan)
     parts += conditions
     tips: list[str] = []

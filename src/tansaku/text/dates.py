@@ -208,15 +208,18 @@ def _r_ym(m: re.Match[str], today: date) -> _Span | None:
     return _month(int(m["c_y"]), int(m["c_m"])) if 1 <= int(m["c_m"]) <= 12 else None
 
 
+def _supported(year: int) -> bool:
+    return FIRST_DATE.year <= year <= LAST_DATE.year
+
+
 def _r_ym_sep(m: re.Match[str], today: date) -> _Span | None:
     year, month = int(m["k_y"]), int(m["k_m"])
-    valid = FIRST_DATE.year <= year <= LAST_DATE.year and 1 <= month <= 12
-    return _month(year, month) if valid else None
+    return _month(year, month) if _supported(year) and 1 <= month <= 12 else None
 
 
 def _r_year(m: re.Match[str], today: date) -> _Span | None:
     year = int(m["l_y"])
-    return _year(year) if FIRST_DATE.year <= year <= LAST_DATE.year else None
+    return _year(year) if _supported(year) else None
 
 
 def _r_md(m: re.Match[str], today: date) -> _Span | None:

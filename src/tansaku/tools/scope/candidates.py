@@ -19,7 +19,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from tansaku.config import AxisMode, CollectionConfig, FusionConfig
@@ -68,8 +68,12 @@ class Question:
         """The question as one collection's search took it: without its date expression where
         the date filtered (``dated``), whole where it did not (a collection whose records carry
         no dates keeps 「1953年」 of 「1953年に実験を行ったのは」 as words to find)."""
-        if dated or self.remainder == self.text:
-            return self
+        return self if dated or self.remainder == self.text else self._whole
+
+    @cached_property
+    def _whole(self) -> Question:
+        """The question with its date expression kept as words (analysed once, for every
+        collection of a scope the date did not filter)."""
         return Question(text=self.text, remainder=self.text, terms=_content_terms(self.text))
 
 
