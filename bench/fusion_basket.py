@@ -77,11 +77,11 @@ def _capture_into(ts: Any, ds: Any, name: str, path: Path) -> None:
     calls: list[tuple[Runs, dict[str, float]]] = []
     real = R._FUSERS[FusionMethod.LINEAR]
 
-    def keep(runs: Any, weights: Any, f: FusionConfig) -> dict[Hashable, float]:
+    def keep(runs: Any, weights: Any, f: FusionConfig, scales: Any = None) -> dict[Hashable, float]:
         calls.append(
             ({n: [(str(k), float(s)) for k, s in r] for n, r in runs.items()}, dict(weights))
         )
-        return real(runs, weights, f)
+        return real(runs, weights, f, scales)
 
     qrels = resolve_qrels(ts, ds, name, DEFAULT_TEAM)
     R._FUSERS[FusionMethod.LINEAR] = keep

@@ -8,12 +8,13 @@ timing), in one process.
         --questions ../shared/data/jsquad-ir/queries.jsonl --queries 200 --rounds 5
 
 ``--compare gate`` (the default): zscore with and without the lexical-coverage gate
-(``[fusion] dense_gate``). ``--compare default``: the ranking default (zscore, the gate,
-question phrasing weighed down; the collection's own config) against the one before it (max
-normalisation, no gate, every query term weighed alike). Prints p50 / p95 per variant (median
-over rounds) and the median of the per-query paired differences; the collection must exist
-(``make bench`` builds the ``eval-<set>`` ones; ``--collection`` and ``--questions`` name
-another collection and a BEIR queries.jsonl).
+(``[fusion] dense_gate``). ``--compare length``: zscore and the gate with and without the
+length weight (``[fusion] dense_length``). ``--compare default``: the ranking default (zscore,
+the gate, the length weight, question phrasing weighed down; the collection's own config)
+against max normalisation with none of them, every query term weighed alike. Prints p50 /
+p95 per variant (median over rounds) and the median of the per-query paired differences; the
+collection must exist (``make bench`` builds the ``eval-<set>`` ones; ``--collection`` and
+``--questions`` name another collection and a BEIR queries.jsonl).
 """
 
 from __future__ import annotations
@@ -35,12 +36,16 @@ from tansaku.config import FusionConfig
 
 COMPARISONS: dict[str, dict[str, dict[str, Any]]] = {
     "gate": {
-        "zscore": {"fusion": FusionConfig(normalization="zscore", dense_gate=0.0)},
-        "zscore + gate 3": {"fusion": FusionConfig(normalization="zscore", dense_gate=3.0)},
+        "zscore": {"fusion": FusionConfig(dense_gate=0.0, dense_length=0.0)},
+        "zscore + gate 3": {"fusion": FusionConfig(dense_gate=3.0, dense_length=0.0)},
+    },
+    "length": {
+        "zscore + gate": {"fusion": FusionConfig(dense_length=0.0)},
+        "zscore + gate + length": {"fusion": FusionConfig()},
     },
     "default": {
-        "previous default": {
-            "fusion": FusionConfig(normalization="max", dense_gate=0.0),
+        "max, no gate": {
+            "fusion": FusionConfig(normalization="max", dense_gate=0.0, dense_length=0.0),
             "functional_weight": 1.0,
         },
         "current default": {},  # the collection's own config

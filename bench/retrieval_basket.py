@@ -47,6 +47,7 @@ CONFIGS = ROOT / "bench" / "configs"
 CARDS = ROOT / "examples" / "eval" / "cards.yaml"
 ORDER = (
     "default",
+    "zscore-gate",
     "linear-max",
     "bm25",
     "dense",

@@ -96,6 +96,14 @@ NORMALIZATIONS = ("max", "minmax", "zscore")
 DEFAULT_NORMALIZATION: Final = "zscore"
 DEFAULT_DENSE_GATE: Final = 3.0
 MAX_DENSE_GATE: Final = 10.0
+DEFAULT_DENSE_LENGTH: Final = 83.0
+"""Records of fewer BM25 terms than this get their dense score weighed up (≈250 characters of
+Japanese). Chosen on every set of the benchmark basket at once, each set's nDCG@10 against the
+fusion without it (docs/benchmarks.md): the same setting wins with any one set left out on six
+of the eight."""
+DEFAULT_DENSE_LENGTH_POWER: Final = 1.0
+DEFAULT_DENSE_LENGTH_MAX: Final = 1.5
+MAX_DENSE_LENGTH: Final = 100_000.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -110,6 +118,13 @@ class FusionConfig:
     dense_gate: float = DEFAULT_DENSE_GATE
     """Linear only: dense axes weigh ``1 + dense_gate × (1 - coverage)`` times their weight,
     ``coverage`` being the share of the query's terms in the best BM25 hit (0: off)."""
+    dense_length: float = DEFAULT_DENSE_LENGTH
+    """Linear only: a dense axis's normalised score of a record of ``n`` BM25 terms is
+    multiplied by ``clip((dense_length / n) ** dense_length_power, 1, dense_length_max)``:
+    a small embedding model's vector of a short record says more about it than that of a long
+    one, which averages several topics (0: off; a record of unknown length: × 1)."""
+    dense_length_power: float = DEFAULT_DENSE_LENGTH_POWER
+    dense_length_max: float = DEFAULT_DENSE_LENGTH_MAX
 
     def __post_init__(self) -> None:
         if self.k <= 0:
@@ -124,6 +139,25 @@ class FusionConfig:
                 f"正規化「{self.normalization}」は使えません。"
                 f"使える正規化: {', '.join(NORMALIZATIONS)}"
             )
+        for key, value, lo, hi in (
+            ("dense_length", self.dense_length, 0.0, MAX_DENSE_LENGTH),
+            ("dense_length_power", self.dense_length_power, 0.0, 4.0),
+            ("dense_length_max", self.dense_length_max, 1.0, 10.0),
+        ):
+            if not lo <= value <= hi:  # NaN fails too
+                raise ConfigError(
+                    f"[fusion] {key} は {lo:g} 以上 {hi:g} 以下にしてください(現在: {value})"
+                )
+
+    def length_factor(self, terms: int) -> float:
+        """What a dense axis's score of a record of ``terms`` BM25 terms is multiplied by
+        (``dense_length``; 1 when off or the length is unknown)."""
+        if self.dense_length <= 0 or terms <= 0:
+            return 1.0
+        return min(
+            self.dense_length_max,
+            max(1.0, (self.dense_length / terms) ** self.dense_length_power),
+        )
 
 
 class ExpandMode(ConfigEnum):
@@ -239,6 +273,9 @@ class CollectionConfig:
                 "k": self.fusion.k,
                 "normalization": self.fusion.normalization,
                 "dense_gate": self.fusion.dense_gate,
+                "dense_length": self.fusion.dense_length,
+                "dense_length_power": self.fusion.dense_length_power,
+                "dense_length_max": self.fusion.dense_length_max,
             },
             "search": {
                 "top_k": self.top_k,
@@ -309,6 +346,13 @@ def default_gate(fusion: Mapping[str, Any]) -> float:
     return DEFAULT_DENSE_GATE if "normalization" not in fusion else 0.0
 
 
+def default_length(fusion: Mapping[str, Any]) -> float:
+    """``dense_length`` where ``[fusion]`` does not set it: 0 where the table names a
+    normalisation or a gate (every config written before the length weight existed does:
+    its ranking stays), else the default."""
+    return 0.0 if {"normalization", "dense_gate"} & set(fusion) else DEFAULT_DENSE_LENGTH
+
+
 def _query_config(raw: Mapping[str, Any]) -> QueryConfig:
     unknown = set(raw) - _QUERY_KEYS
     if unknown:
@@ -360,6 +404,11 @@ def config_from_dict(data: Mapping[str, Any], *, name: str | None = None) -> Col
         k=_num(fusion_raw, "fusion", "k", 60, int),
         normalization=str(fusion_raw.get("normalization", DEFAULT_NORMALIZATION)),
         dense_gate=_num(fusion_raw, "fusion", "dense_gate", default_gate(fusion_raw)),
+        dense_length=_num(fusion_raw, "fusion", "dense_length", default_length(fusion_raw)),
+        dense_length_power=_num(
+            fusion_raw, "fusion", "dense_length_power", DEFAULT_DENSE_LENGTH_POWER
+        ),
+        dense_length_max=_num(fusion_raw, "fusion", "dense_length_max", DEFAULT_DENSE_LENGTH_MAX),
     )
     search = data.get("search", {})
     bm25 = data.get("bm25", {})

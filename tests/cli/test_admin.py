@@ -99,7 +99,7 @@ def test_doctor_finds_and_rebuilds_missing_and_wrong_id_tables(home) -> None:
     assert units is not None
     keys = units.ids.tolist()
     rows = units.rows(list(range(units.count)))
-    rows[0] = (rows[0][0], rows[0][1], "別の文書", rows[0][3], rows[0][4])
+    rows[0] = (rows[0][0], rows[0][1], "別の文書", *rows[0][3:])
     del units
     write_table(gen / "units", zip(keys, rows, strict=True))
 

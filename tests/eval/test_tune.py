@@ -49,7 +49,7 @@ def test_ndcg_and_the_grid() -> None:
     assert ndcg(["x"], {"a": 2}) == 0.0
     axes = [Axis(name=n, mode=AxisMode.BM25, fields=("body",), weight=0.5) for n in "abc"]
     grid = settings(axes)
-    assert len(grid) == 5 * 66  # 66 splits of 1.0 in tenths over three axes, five fusions
+    assert len(grid) == 6 * 66  # 66 splits of 1.0 in tenths over three axes, six fusions
     assert all(abs(sum(w for _, w in s.weights) - 1.0) < 1e-9 for s in grid)
 
 
@@ -57,10 +57,15 @@ def test_the_current_setting_scores_as_the_engine_ranks(home) -> None:
     """Fusing the axes' own runs again with the current weights gives the engine's ranking."""
     with tansaku.connect(home, embedder=HashEmbedder(32)) as ts:
         config = ts.collection("cards").config
-        runs = collect_runs(ts, "cards", {"q": "相手のリーダーにダメージ"}, team="default")
-        coverage = collect_coverage(ts, "cards", {"q": "相手のリーダーにダメージ"}, team="default")
+        lengths: dict = {}
+        query = {"q": "相手のリーダーにダメージ"}
+        runs = collect_runs(ts, "cards", query, team="default", lengths=lengths)
+        coverage = collect_coverage(ts, "cards", query, team="default")
         assert config.fusion.dense_gate > 0 and 0 <= coverage["q"] <= 1
-        fused = current_setting(config).fuse(runs["q"], coverage["q"])
+        assert config.fusion.dense_length > 0  # and the length weight
+        dense = [a.name for a in config.axes if a.mode.value == "dense"]
+        assert dense and all(n > 0 for a in dense for n in lengths["q"][a].values())
+        fused = current_setting(config).fuse(runs["q"], coverage["q"], lengths["q"])
         engine = ts.search(
             "相手のリーダーにダメージ",
             collection="cards",

@@ -38,9 +38,10 @@ def _config(name: str, fusion: FusionConfig) -> CollectionConfig:
 def ts(tmp_path):
     records = [Record(id=f"{d}:body", doc_id=d, field="body", text=t) for d, t in DOCS]
     with tansaku.connect(tmp_path / "home", embedder=HashEmbedder(32)) as client:
-        # max normalisation on both: a fused score is then the weighted sum of s / best
-        gated = FusionConfig(normalization="max", dense_gate=3.0)
-        plain = FusionConfig(normalization="max", dense_gate=0.0)
+        # max normalisation on both, no length weight: a fused score is then the weighted sum
+        # of s / best
+        gated = FusionConfig(normalization="max", dense_gate=3.0, dense_length=0.0)
+        plain = FusionConfig(normalization="max", dense_gate=0.0, dense_length=0.0)
         client.ingest_records(records, collection="gated", config=_config("gated", gated))
         client.ingest_records(records, collection="plain", config=_config("plain", plain))
         yield client

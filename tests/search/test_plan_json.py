@@ -35,9 +35,10 @@ from tansaku.text.dates import TOKYO
 NOW = datetime(2025, 12, 11, 9, 0, tzinfo=TOKYO)
 CONFIGS = Path(__file__).resolve().parents[2] / "examples" / "configs"
 GOLDEN = Path(__file__).resolve().parent / "data" / "plan_golden.json"
-PINNED = FusionConfig(normalization="max", dense_gate=0.0)
+PINNED = FusionConfig(normalization="max", dense_gate=0.0, dense_length=0.0)
 """The fusion the golden plans were captured under (the default then); the plan of the
-default fusion since (zscore, dense_gate) is pinned in test_dense_gate and test_api."""
+default fusion since (zscore, dense_gate, dense_length) is pinned in test_dense_gate,
+test_dense_length and test_api."""
 MANUALS = [
     "駐車場の清掃は毎朝開店前に行い、落ち葉とごみを回収する。",
     "冷蔵庫の温度は一日二回確認し、記録表に書き込む。",

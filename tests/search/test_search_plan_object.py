@@ -106,7 +106,12 @@ def test_json_of_the_parts() -> None:
     assert out["fusion"] == {"method": "rrf", "k": 30} and out["merge"] == "hits"
     assert out["rerank"] == {"applied": False, "reason": "リランカーが設定されていません"}
     linear = _plan(fusion=FusionConfig(), rerank=None, stage=StagePlan()).to_dict()
-    assert linear["fusion"] == {"method": "linear", "normalization": "zscore", "dense_gate": 3.0}
+    assert linear["fusion"] == {
+        "method": "linear",
+        "normalization": "zscore",
+        "dense_gate": 3.0,
+        "dense_length": 83.0,
+    }
     assert linear["rerank"] is None and linear["merge"] is None
     assert linear["expanded_queries"] == [] and linear["synonyms"] == {}
 

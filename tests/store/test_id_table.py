@@ -72,8 +72,9 @@ def test_every_write_leaves_a_table_equal_to_the_payloads(client) -> None:
     alpha = IdTable.open(_shards(home, "reports")[0])
     assert alpha is not None
     rows = alpha.rows(list(range(alpha.count)))
-    assert ("alpha", "r1#0", "r1", "summary", "daily_report") in rows
-    assert not any(team == "alpha" and doc == "p2" for team, _, doc, _, _ in rows)
+    assert ("alpha", "r1#0", "r1", "summary", "daily_report") in [r[:5] for r in rows]
+    assert not any(team == "alpha" and doc == "p2" for team, _, doc, *_ in rows)
+    assert all(row[5] > 0 for row in rows)  # every record's BM25 length, as its payload says
 
     client.delete_collection("reports", team="alpha")  # every record of one team
     _assert_tables_match_the_shards(home, "reports")
@@ -123,6 +124,8 @@ def test_a_reader_resolves_candidates_from_the_table_alone(client) -> None:
         ("p1#0", "p1", "body", 0.9),
         ("r2#0", "r2", "body", 0.7),
     ]
+    stored = {i.record.id: i.bm25_len for i in client.collection("reports").store.scan("alpha")}
+    assert [s.length for s in found] == [stored["p1#0"], stored["r2#0"]] and all(stored.values())
     assert found[0].record.metadata == {"source_type": "bbs_post"} and found[0].record.text == ""
     assert len(index) == 3  # remembered: the next search reads nothing
     missing = SimpleNamespace(id=point_id("alpha", "gone#0"), score=0.5)
@@ -198,3 +201,43 @@ def test_a_large_write_builds_its_table_from_the_shard(client, monkeypatch) -> N
     _assert_tables_match_the_shards(home := client.workspace.home, "reports")
     client.ingest_records(_records(rows[:2]), collection="reports", sync=True)
     _assert_tables_match_the_shards(home, "reports")
+
+
+def _as_version_1(path: Path) -> None:
+    """Rewrite the table of ``path`` as the version before the length column (its bytes stay,
+    the header no longer names them)."""
+    import json
+
+    file = table_path(path)
+    data = file.read_bytes()
+    size = int.from_bytes(data[8:16], "little")
+    header = json.loads(data[16 : 16 + size])
+    header["version"] = 1
+    del header["columns"]["blen"]
+    head = json.dumps(header, ensure_ascii=False).encode("utf-8").ljust(size)
+    file.write_bytes(data[:16] + head + data[16 + size :])
+
+
+def test_a_table_without_lengths_is_read_and_rebuilt_at_the_next_write(client) -> None:
+    """A generation written before the length column keeps its table readable (lengths 0:
+    the fusion weighs those records × 1), ``tansaku doctor`` names it, and the next write
+    builds the current table from the shard, lengths included."""
+    from tansaku.maintenance.doctor import check
+
+    home = client.workspace.home
+    client.ingest_records(_records(REPORTS[:2]), collection="reports")
+    shard = _shards(home, "reports")[0]
+    _as_version_1(shard)
+    old = IdTable.open(shard)
+    assert old is not None and old.version == 1 and not old.current
+    assert {row[5] for row in old.rows(list(range(old.count)))} == {0}
+    with tansaku.connect(home, embedder=HashEmbedder(32)) as fresh:
+        assert fresh.search("冷蔵庫", collection="reports").hits
+        findings = check(fresh)
+    assert [f.check for f in findings if "古い形式" in f.message] == ["ids"], findings
+
+    client.ingest_records(_records(REPORTS[2:]), collection="reports")
+    _assert_tables_match_the_shards(home, "reports")
+    new = IdTable.open(_shards(home, "reports")[0])
+    assert new is not None and new.current and new.count == len(REPORTS)
+    assert all(row[5] > 0 for row in new.rows(list(range(new.count))))

@@ -23,6 +23,9 @@ from typing import Any
 
 from tansaku.config import (
     DEFAULT_DENSE_GATE,
+    DEFAULT_DENSE_LENGTH,
+    DEFAULT_DENSE_LENGTH_MAX,
+    DEFAULT_DENSE_LENGTH_POWER,
     Axis,
     AxisMode,
     CollectionConfig,
@@ -38,6 +41,8 @@ AT = 10
 BOOTSTRAP = 2000
 SEED = 20251211
 Runs = Mapping[str, Sequence[tuple[Hashable, float]]]
+Lengths = Mapping[str, Mapping[Hashable, int]]
+"""Axis → document → the BM25 length of the record the axis found (``[fusion] dense_length``)."""
 
 
 @dataclass(frozen=True)
@@ -51,43 +56,72 @@ class Setting:
     dense_gate: float = 0.0
     dense: tuple[str, ...] = ()
     """The dense axes, which ``dense_gate`` weighs up where the query's coverage is low."""
+    dense_length: float = 0.0
+    dense_length_power: float = DEFAULT_DENSE_LENGTH_POWER
+    dense_length_max: float = DEFAULT_DENSE_LENGTH_MAX
 
     def label(self) -> str:
         rrf = self.method is FusionMethod.RRF
         how = f"rrf k={self.k}" if rrf else f"linear {self.normalization}"
         if not rrf and self.dense_gate > 0:
             how += f" gate={self.dense_gate:g}"
+        if not rrf and self.dense_length > 0:
+            how += f" length={self.dense_length:g}"
         weights = " ".join(f"{n}={w:g}" for n, w in self.weights)
         return f"{how} / {weights}"
 
-    def fuse(self, runs: Runs, coverage: float = 1.0) -> list[Hashable]:
+    def fusion(self) -> FusionConfig:
+        return FusionConfig(
+            method=self.method,
+            k=self.k,
+            normalization=self.normalization,
+            dense_gate=self.dense_gate,
+            dense_length=self.dense_length,
+            dense_length_power=self.dense_length_power,
+            dense_length_max=self.dense_length_max,
+        )
+
+    def fuse(
+        self, runs: Runs, coverage: float = 1.0, lengths: Lengths | None = None
+    ) -> list[Hashable]:
         """The ranking of ``runs`` under this setting; ``coverage``: the query's lexical
-        coverage (``[fusion] dense_gate``, :func:`collect_coverage`)."""
+        coverage (``[fusion] dense_gate``, :func:`collect_coverage`); ``lengths``: the dense
+        axes' record lengths (``[fusion] dense_length``, :func:`collect_runs`)."""
         weights = dict(self.weights)
         if self.method is FusionMethod.LINEAR and self.dense_gate > 0:
             weights = gated_weights(weights, self.dense, self.dense_gate, coverage)
         if self.method is FusionMethod.RRF:
             fused = rrf_fusion(runs, weights, k=self.k)
         else:
-            fused = linear_fusion(runs, weights, normalization=self.normalization)
+            scales = None
+            if self.dense_length > 0 and lengths:
+                factor = self.fusion().length_factor
+                scales = {
+                    a: {k: factor(n) for k, n in lengths.get(a, {}).items()} for a in self.dense
+                }
+            fused = linear_fusion(runs, weights, normalization=self.normalization, scales=scales)
         return [key for key, _ in sorted(fused.items(), key=lambda kv: (-kv[1], str(kv[0])))]
 
     def apply(self, config: CollectionConfig) -> CollectionConfig:
         weights = dict(self.weights)
         axes = tuple(replace(a, weight=weights.get(a.name, a.weight)) for a in config.axes)
-        fusion = FusionConfig(
-            method=self.method,
-            k=self.k,
-            normalization=self.normalization,
-            dense_gate=self.dense_gate,
-        )
-        return replace(config, axes=axes, fusion=fusion)
+        return replace(config, axes=axes, fusion=self.fusion())
 
 
 def current_setting(config: CollectionConfig) -> Setting:
     f = config.fusion
     weights = tuple((a.name, a.weight) for a in config.axes)
-    return Setting(f.method, f.normalization, f.k, weights, f.dense_gate, _dense(config.axes))
+    return Setting(
+        f.method,
+        f.normalization,
+        f.k,
+        weights,
+        f.dense_gate,
+        _dense(config.axes),
+        f.dense_length,
+        f.dense_length_power,
+        f.dense_length_max,
+    )
 
 
 def _dense(axes: Sequence[Axis]) -> tuple[str, ...]:
@@ -105,8 +139,8 @@ def _simplex(n: int, step: float) -> list[tuple[float, ...]]:
 
 def settings(axes: Sequence[Axis]) -> list[Setting]:
     """The grid: every weight split in steps of 0.1 (0.25 beyond three axes) under linear
-    fusion with each normalisation (zscore with and without the lexical-coverage gate), and
-    under RRF (k 60)."""
+    fusion with each normalisation (zscore with the lexical-coverage gate and the length
+    weight, with the gate alone, and with neither), and under RRF (k 60)."""
     names = [a.name for a in axes]
     dense = _dense(axes)
     step = 0.1 if len(names) <= 3 else 0.25
@@ -115,6 +149,8 @@ def settings(axes: Sequence[Axis]) -> list[Setting]:
     linear = FusionMethod.LINEAR
     for w in grid:
         pairs = tuple(zip(names, w, strict=True))
+        gate = DEFAULT_DENSE_GATE
+        out.append(Setting(linear, "zscore", 60, pairs, gate, dense, DEFAULT_DENSE_LENGTH))
         out.append(Setting(linear, "zscore", 60, pairs, DEFAULT_DENSE_GATE, dense))
         out.append(Setting(linear, "zscore", 60, pairs, 0.0, dense))
         out.append(Setting(linear, "max", 60, pairs, 0.0, dense))
@@ -209,11 +245,14 @@ def tune(
     *,
     folds: int = 5,
     coverage: Mapping[str, float] | None = None,
+    lengths: Mapping[str, Lengths] | None = None,
 ) -> TuneReport:
     """Cross-validated choice of a fusion setting for ``runs`` (query id → axis → ranked
     ``(doc id, score)``), judged by ``qrels``; ``coverage``: each query's lexical coverage
-    (:func:`collect_coverage`; 1 where missing)."""
+    (:func:`collect_coverage`; 1 where missing); ``lengths``: each query's record lengths
+    (:func:`collect_runs`; × 1 where missing)."""
     cov = coverage or {}
+    lens = lengths or {}
     qids = [q for q in runs if qrels.get(q)]
     if len(qids) < 2:
         raise InvalidRequest("調整には正解つきのクエリが2件以上必要です")
@@ -221,7 +260,7 @@ def tune(
     grid = settings(config.axes)
     current = current_setting(config)
     scores = {
-        s: {q: ndcg(s.fuse(runs[q], cov.get(q, 1.0)), qrels[q]) for q in qids}
+        s: {q: ndcg(s.fuse(runs[q], cov.get(q, 1.0), lens.get(q)), qrels[q]) for q in qids}
         for s in [*grid, current]
     }
     fold_of = {q: _fold(q, folds) for q in qids}
@@ -260,14 +299,23 @@ def tune(
 
 
 def collect_runs(
-    ts: Any, collection: str, queries: Mapping[str, str], *, team: str, depth: int = DEPTH
+    ts: Any,
+    collection: str,
+    queries: Mapping[str, str],
+    *,
+    team: str,
+    depth: int = DEPTH,
+    lengths: dict[str, dict[str, dict[Hashable, int]]] | None = None,
 ) -> dict[str, dict[str, list[tuple[Hashable, float]]]]:
     """Query id → axis → the axis alone's ranked ``(doc id, score)``: each query searched once
-    per axis of ``collection`` (its synonyms and dates; no expansion, retry or rerank)."""
+    per axis of ``collection`` (its synonyms and dates; no expansion, retry or rerank).
+    ``lengths``, when given, is filled with query id → axis → document → the BM25 length of the
+    record the axis found (what the length weight reads)."""
     config = ts.collection(collection).config
     out: dict[str, dict[str, list[tuple[Hashable, float]]]] = {}
     for qid, text in queries.items():
         legs: dict[str, list[tuple[Hashable, float]]] = {}
+        sizes: dict[str, dict[Hashable, int]] = {}
         for axis in config.axes:
             result = ts.search(
                 text,
@@ -284,7 +332,12 @@ def collect_runs(
             legs[axis.name] = [
                 (h.doc_id, h.axes[axis.name].score) for h in result.hits if axis.name in h.axes
             ]
+            sizes[axis.name] = {
+                h.doc_id: h.axes[axis.name].length for h in result.hits if axis.name in h.axes
+            }
         out[qid] = legs
+        if lengths is not None:
+            lengths[qid] = sizes
     return out
 
 
@@ -320,9 +373,10 @@ def tune_collection(
 
     config = ts.collection(collection).config
     qrels = resolve_qrels(ts, judgements, collection, team)
-    runs = collect_runs(ts, collection, judgements.queries, team=team)
+    lengths: dict[str, dict[str, dict[Hashable, int]]] = {}
+    runs = collect_runs(ts, collection, judgements.queries, team=team, lengths=lengths)
     coverage = collect_coverage(ts, collection, judgements.queries, team=team)
-    return tune(collection, config, runs, qrels, folds=folds, coverage=coverage)
+    return tune(collection, config, runs, qrels, folds=folds, coverage=coverage, lengths=lengths)
 
 
 def write_setting(ts: Any, collection: str, setting: Setting) -> CollectionConfig:

@@ -82,13 +82,18 @@ NORMALIZERS = {"minmax": minmax, "max": maxnorm, "zscore": zscore}
 
 
 def linear_fusion(
-    runs: Mapping[str, Run], weights: Mapping[str, float], *, normalization: str = "max"
+    runs: Mapping[str, Run],
+    weights: Mapping[str, float],
+    *,
+    normalization: str = "max",
+    scales: Mapping[str, Mapping[Hashable, float]] | None = None,
 ) -> dict[Hashable, float]:
     """Weighted sum of normalised scores; a key missing from a run scores 0 there.
 
-    ``score(d) = Σ_axis w_axis · norm_axis(d)`` with ``norm`` = ``max`` (``s / max``),
-    ``minmax`` (``(s - min) / (max - min)``) or ``zscore`` (``max(0, (s - mean) / std) / 10``
-    and a small tail, :func:`zscore`).
+    ``score(d) = Σ_axis w_axis · f_axis(d) · norm_axis(d)`` with ``norm`` = ``max``
+    (``s / max``), ``minmax`` (``(s - min) / (max - min)``) or ``zscore`` (``max(0, (s -
+    mean) / std) / 10`` and a small tail, :func:`zscore`); ``f_axis(d)`` is
+    ``scales[axis][d]`` (the length weight of a dense axis, ``[fusion] dense_length``), else 1.
     """
     try:
         norm = NORMALIZERS[normalization]
@@ -100,8 +105,13 @@ def linear_fusion(
     fused: dict[Hashable, float] = {}
     for axis, run in runs.items():
         w = weights.get(axis, 1.0)
-        for key, s in norm(run).items():
-            fused[key] = fused.get(key, 0.0) + w * s
+        scale = (scales or {}).get(axis)
+        if scale is None:
+            for key, s in norm(run).items():
+                fused[key] = fused.get(key, 0.0) + w * s
+        else:
+            for key, s in norm(run).items():
+                fused[key] = fused.get(key, 0.0) + w * scale.get(key, 1.0) * s
     return fused
 
 

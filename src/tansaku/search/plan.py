@@ -221,6 +221,8 @@ class SearchPlan:
             fusion["dense_gate"] = self.fusion.dense_gate
             if stage.lexical_coverage is not None:
                 fusion["lexical_coverage"] = round(stage.lexical_coverage, 4)
+        if self.fusion.method is FusionMethod.LINEAR and self.fusion.dense_length > 0:
+            fusion["dense_length"] = self.fusion.dense_length
         date_filter = self.date_filter
         return {
             "collection": self.collection,

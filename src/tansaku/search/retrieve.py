@@ -24,10 +24,10 @@ from tansaku.store.sparse import query_vector, term_id
 from tansaku.text.functional import QueryWeights
 
 _FUSERS = {
-    FusionMethod.LINEAR: lambda runs, weights, f: linear_fusion(
-        runs, weights, normalization=f.normalization
+    FusionMethod.LINEAR: lambda runs, weights, f, scales=None: linear_fusion(
+        runs, weights, normalization=f.normalization, scales=scales
     ),
-    FusionMethod.RRF: lambda runs, weights, f: rrf_fusion(runs, weights, k=f.k),
+    FusionMethod.RRF: lambda runs, weights, f, scales=None: rrf_fusion(runs, weights, k=f.k),
 }
 
 
@@ -142,7 +142,11 @@ def retrieve(
         )
         axis_weights = gated_weights(axis_weights, dense, fusion.dense_gate, coverage)
     score_runs: dict[str, Run] = {n: [(k, h.score) for k, h in run] for n, run in runs.items()}
-    fused = _FUSERS[fusion.method](score_runs, axis_weights, fusion)
+    scales = None
+    if fusion.method is FusionMethod.LINEAR and fusion.dense_length > 0 and len(runs) > 1:
+        # a weight between legs: a dense axis alone keeps its own ranking
+        scales = {n: length_scales(runs[n], fusion) for n in dense if n in runs}
+    fused = _FUSERS[fusion.method](score_runs, axis_weights, fusion, scales)
     # as many fused keys as each axis fetched: the pipeline never returns more (its top_k is at
     # most ``candidates``), and building hits for up to three times as many keys was a third
     # of the time this function spends
@@ -162,7 +166,7 @@ def retrieve(
             axes_info = axes_of.get(key)
             if axes_info is None:
                 continue
-            axes_info[name] = AxisScore(rank=rank, score=h.score)
+            axes_info[name] = AxisScore(rank, h.score, h.length)
             order = (not h.record.field, rank)
             current = best.get(key)
             if current is None or order < current[0]:
@@ -179,6 +183,20 @@ def retrieve(
         fuse_ms=(t2 - t1) * 1000,
         coverage=coverage,
     )
+
+
+def length_scales(
+    run: Sequence[tuple[Hashable, ScoredRecord]], fusion: FusionConfig
+) -> dict[Hashable, float]:
+    """A dense axis's length weight per key (``[fusion] dense_length``): the factor of the
+    record that stands for the key in this axis (its best chunk); keys at × 1 are left out."""
+    factor = fusion.length_factor
+    out: dict[Hashable, float] = {}
+    for key, h in run:
+        f = factor(h.length)
+        if f != 1.0:
+            out[key] = f
+    return out
 
 
 def lexical_coverage(

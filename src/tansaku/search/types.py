@@ -97,9 +97,12 @@ class SearchRequest:
 class AxisScore:
     rank: int
     score: float
+    length: int = 0
+    """The BM25 length in terms of the record this axis found (0: unknown), which the
+    fusion's length weight read (``[fusion] dense_length``)."""
 
     def __reduce__(self) -> tuple[Any, ...]:  # by its fields, as Record
-        return (AxisScore, (self.rank, self.score))
+        return (AxisScore, (self.rank, self.score, self.length))
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,13 +12,18 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tansaku.config import (
     DEFAULT_DENSE_GATE,
+    DEFAULT_DENSE_LENGTH,
+    DEFAULT_DENSE_LENGTH_MAX,
+    DEFAULT_DENSE_LENGTH_POWER,
     DEFAULT_NORMALIZATION,
     MAX_DENSE_GATE,
+    MAX_DENSE_LENGTH,
     Axis,
     AxisMode,
     FusionConfig,
     FusionMethod,
     default_gate,
+    default_length,
 )
 from tansaku.errors import ConfigError, InvalidRequest
 from tansaku.search.types import SearchRequest
@@ -48,6 +53,23 @@ class FusionBody(Body):
         default=None,
         description=f"既定: normalization を指定しないとき {DEFAULT_DENSE_GATE:g}、指定したとき 0",
     )
+
+    dense_length: Annotated[float | None, Field(ge=0, le=MAX_DENSE_LENGTH)] = Field(
+        default=None,
+        description=(
+            "短い記録の意味の軸を重くする語数: 既定は normalization も dense_gate も"
+            f"指定しないとき {DEFAULT_DENSE_LENGTH:g}、指定したとき 0(使わない)"
+        ),
+    )
+    dense_length_power: Annotated[float, Field(ge=0, le=4)] = DEFAULT_DENSE_LENGTH_POWER
+    dense_length_max: Annotated[float, Field(ge=1, le=10)] = DEFAULT_DENSE_LENGTH_MAX
+
+    def length(self) -> float:
+        """``dense_length``, or its default for what the body names (or not)."""
+        if self.dense_length is not None:
+            return self.dense_length
+        named = {"normalization", "dense_gate"} & self.model_fields_set
+        return default_length({key: True for key in named})
 
     def gate(self) -> float:
         """``dense_gate``, or its default for the normalisation the body names (or not)."""
@@ -111,6 +133,9 @@ class SearchBody(Body):
                     k=self.fusion.k,
                     normalization=self.fusion.normalization,
                     dense_gate=self.fusion.gate(),
+                    dense_length=self.fusion.length(),
+                    dense_length_power=self.fusion.dense_length_power,
+                    dense_length_max=self.fusion.dense_length_max,
                 )
                 if self.fusion
                 else None

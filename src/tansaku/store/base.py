@@ -115,6 +115,9 @@ class StoredPoint:
 class ScoredRecord:
     record: Record
     score: float
+    length: int = 0
+    """The record's BM25 length in terms (``bm25_len``; 0: unknown), for the fusion's length
+    weight (``[fusion] dense_length``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +148,14 @@ def record_of(payload: Mapping[str, Any]) -> Record:
         text=payload.get("text", ""),
         metadata=payload.get("meta") or {},
     )
+
+
+def stored_length(payload: Mapping[str, Any]) -> int:
+    """A stored point's BM25 length in terms (0 where the payload has none)."""
+    try:
+        return max(int(payload.get("bm25_len", 0) or 0), 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 def stored_info(payload: Mapping[str, Any]) -> StoredInfo:

@@ -1,8 +1,9 @@
 """What a search candidate is, by point id, without reading its payload.
 
-A candidate needs its team (to check it), record id, document, field and source type — never
-its text. Reading even a few payload keys makes the engine read and decode each point's whole
-payload, text included: at 100k records that was a quarter of a dense or sparse search
+A candidate needs its team (to check it), record id, document, field, source type and BM25
+length (the fusion's length weight) — never its text. Reading even a few payload keys makes
+the engine read and decode each point's whole payload, text included: at 100k records that
+was a quarter of a dense or sparse search
 (docs/benchmarks.md, measured 2026-11-22 at ed41d40). Point ids are 64-bit integers of
 (team, record id) (``tansaku.store.ids``), so what an id names never changes;
 :class:`CandidateIndex` remembers it from the writes of this process and from one ``retrieve``
@@ -22,9 +23,9 @@ from tansaku.records import Record
 from tansaku.store.base import ScoredRecord
 from tansaku.store.idtable import IdLog, IdTable, Row, payload_row
 
-# (team, the record without text: id, document, field, source type only)
-Identity = tuple[str, Record]
-PAYLOAD_KEYS = ["tenant", "rid", "doc_id", "field", "meta.source_type"]
+# (team, the record without text: id, document, field, source type only; its BM25 length)
+Identity = tuple[str, Record, int]
+PAYLOAD_KEYS = ["tenant", "rid", "doc_id", "field", "meta.source_type", "bm25_len"]
 BARE_KEYS = ["tenant", "rid", "doc_id"]
 MAX_ENTRIES = 300_000  # ~110 MB at most (~350 bytes an entry with its ids); then 1/4 goes
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -47,14 +48,15 @@ def point_key(point: Any) -> int:
     return int(point.id)
 
 
-def identity(tenant: str, rec: Record, *, bare: bool = False) -> Identity:
-    """What the index keeps of a record: its team and a text-less copy, built once and shared
-    by every search that finds it (records are immutable; the metadata is read-only). ``bare``
-    keeps the id and document only (what a sentence unit's search returns)."""
+def identity(tenant: str, rec: Record, *, bare: bool = False, length: int = 0) -> Identity:
+    """What the index keeps of a record: its team, a text-less copy, built once and shared
+    by every search that finds it (records are immutable; the metadata is read-only), and its
+    BM25 length in terms. ``bare`` keeps the id and document only (what a sentence unit's
+    search returns)."""
     if bare:
-        return tenant, Record(rec.id, rec.doc_id, "", "", _EMPTY)
+        return tenant, Record(rec.id, rec.doc_id, "", "", _EMPTY), 0
     source_type = str(rec.metadata.get("source_type", "") or "")
-    return tenant, Record(rec.id, rec.doc_id, rec.field, "", _meta(source_type))
+    return tenant, Record(rec.id, rec.doc_id, rec.field, "", _meta(source_type)), length
 
 
 class CandidateIndex:
@@ -139,7 +141,7 @@ class CandidateIndex:
             idents = [i or fetched.get(k) for k, i in zip(keys, idents, strict=True)]
             self.remember(fetched.items())  # may forget older entries, some of them in use
         return [
-            ScoredRecord(ident[1], float(p.score))
+            ScoredRecord(ident[1], float(p.score), ident[2])
             for p, ident in zip(points, idents, strict=True)
             if ident is not None and ident[0] == tenant
         ]
@@ -150,13 +152,14 @@ def _from_payload(payload: dict[str, Any], bare: bool) -> Identity:
 
 
 def row_identity(row: Row, bare: bool) -> Identity:
-    tenant, rid, doc_id, field, source_type = row
+    tenant, rid, doc_id, field, source_type, length = row
     if bare:
-        return tenant, Record(rid, doc_id, "", "", _EMPTY)
-    return tenant, Record(rid, doc_id, field, "", _meta(source_type))
+        return tenant, Record(rid, doc_id, "", "", _EMPTY), 0
+    return tenant, Record(rid, doc_id, field, "", _meta(source_type)), length
 
 
 def identity_row(ident: Identity) -> Row:
     """The id-table row of what the index keeps of a record."""
-    tenant, rec = ident
-    return tenant, rec.id, rec.doc_id, rec.field, str(rec.metadata.get("source_type", "") or "")
+    tenant, rec, length = ident
+    source_type = str(rec.metadata.get("source_type", "") or "")
+    return tenant, rec.id, rec.doc_id, rec.field, source_type, length

@@ -18,7 +18,14 @@ import numpy as np
 import qdrant_edge as qe
 
 from tansaku.records import Record
-from tansaku.store.base import Filter, ScoredRecord, StoredPoint, record_of, stored_point
+from tansaku.store.base import (
+    Filter,
+    ScoredRecord,
+    StoredPoint,
+    record_of,
+    stored_length,
+    stored_point,
+)
 from tansaku.store.candidates import CandidateIndex, identity
 from tansaku.store.ids import point_id
 from tansaku.store.protocols import Lengths
@@ -101,7 +108,10 @@ class EdgeStore(ShardOwner, RecordStoreBase):
             )
             for p in points
         ]
-        known = [(point_id(tenant, p.record.id), identity(tenant, p.record)) for p in points]
+        known = [
+            (point_id(tenant, p.record.id), identity(tenant, p.record, length=p.bm25_len))
+            for p in points
+        ]
         with self._lock:
             self._shard.update(qe.UpdateOperation.upsert_points(qpoints))
             self._total = None
@@ -260,7 +270,8 @@ class EdgeStore(ShardOwner, RecordStoreBase):
         with self._lock:
             points = self._shard.query(request)
         return [
-            ScoredRecord(record_of(payload), float(p.score)) for p, payload in owned(points, tenant)
+            ScoredRecord(record_of(payload), float(p.score), stored_length(payload))
+            for p, payload in owned(points, tenant)
         ]
 
     def _search(self, scope: SearchScope, request: qe.QueryRequest) -> list[ScoredRecord]:

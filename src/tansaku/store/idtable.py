@@ -13,7 +13,11 @@ mapped whole by a reader (one file descriptor)::
     magic (8 bytes)  header length (uint64)  header (JSON: version, count, the names of the
     team / field / source-type codes, each column's offset, type and length)  the columns,
     each at a multiple of 8: ids (uint64, sorted), team / field / kind (uint32 codes),
-    rid / doc (UTF-8 bytes), rid_at / doc_at (uint64 offsets, n + 1)
+    rid / doc (UTF-8 bytes), rid_at / doc_at (uint64 offsets, n + 1), blen (uint32: the
+    record's BM25 length in terms, for the fusion's length weight)
+
+A version-1 table (before ``blen``) is still read, every length 0 (unknown); a writer whose
+generation has one builds the current version from one scroll when it closes.
 
 A writer starts from the table of the generation it copied (or from nothing, for an empty
 shard), applies what it wrote (:class:`IdLog`) and writes the merged table when it closes; a
@@ -40,12 +44,14 @@ from tansaku.faults import crashpoint
 
 log = logging.getLogger("tansaku.store")
 
-VERSION = 1
+VERSION = 2
+READABLE = (1, 2)
 SUFFIX = ".ids"
 MAGIC = b"TSKIDS\x00\x01"
-Row = tuple[str, str, str, str, str]
-"""(team, record id, document, field, source type)"""
-_COLUMNS = ("ids", "team", "field", "kind", "rid", "rid_at", "doc", "doc_at")
+Row = tuple[str, str, str, str, str, int]
+"""(team, record id, document, field, source type, BM25 length in terms: 0 unknown)"""
+_COLUMNS = ("ids", "team", "field", "kind", "rid", "rid_at", "doc", "doc_at", "blen")
+_V1_COLUMNS = _COLUMNS[:-1]
 _SCROLL = 2_000
 
 
@@ -65,22 +71,25 @@ class IdTable:
             raise ValueError("not an id table")
         size = int.from_bytes(m[8:16], "little")
         header = json.loads(bytes(m[16 : 16 + size]))
-        if header.get("version") != VERSION:
+        if header.get("version") not in READABLE:
             raise ValueError(f"id table version {header.get('version')!r}")
+        self.version = int(header["version"])
         self.count = n = int(header["count"])
         self.teams: list[str] = list(header["teams"])
         self.fields: list[str] = list(header["fields"])
         self.kinds: list[str] = list(header["kinds"])
-        cols = {}
-        for name in _COLUMNS:
+        cols = {"blen": np.zeros(n, dtype=np.uint32)}  # a version-1 table: lengths unknown
+        for name in _COLUMNS if self.version >= 2 else _V1_COLUMNS:
             offset, dtype, length = header["columns"][name]
             if offset + length * np.dtype(dtype).itemsize > len(m):
                 raise ValueError(f"id table column {name} past the end")
             cols[name] = np.frombuffer(m, dtype=dtype, count=length, offset=offset)
         self.ids, self.team, self.field, self.kind = (cols[c] for c in _COLUMNS[:4])
-        self.rid, self.rid_at, self.doc, self.doc_at = (cols[c] for c in _COLUMNS[4:])
+        self.rid, self.rid_at, self.doc, self.doc_at = (cols[c] for c in _COLUMNS[4:8])
+        self.blen = cols["blen"]
         if not (
             len(self.ids) == len(self.team) == len(self.field) == len(self.kind) == n
+            and len(self.blen) == n
             and len(self.rid_at) == len(self.doc_at) == n + 1
             and int(self.rid_at[-1]) == len(self.rid)
             and int(self.doc_at[-1]) == len(self.doc)
@@ -109,8 +118,13 @@ class IdTable:
         hit = self.ids[pos] == q
         return q[hit].tolist(), pos[hit].tolist()
 
+    @property
+    def current(self) -> bool:
+        """Whether the table is of the version this code writes (else: rebuild it)."""
+        return self.version == VERSION
+
     def rows(self, rows: Sequence[int]) -> list[Row]:
-        """The rows' (team, record id, document, field, source type)."""
+        """The rows' (team, record id, document, field, source type, BM25 length)."""
         if not rows:
             return []
         at = np.asarray(rows, dtype=np.int64)
@@ -118,7 +132,7 @@ class IdTable:
         r0, r1 = self.rid_at[at].tolist(), self.rid_at[at + 1].tolist()
         d0, d1 = self.doc_at[at].tolist(), self.doc_at[at + 1].tolist()
         teams, fields = self.team[at].tolist(), self.field[at].tolist()
-        kinds = self.kind[at].tolist()
+        kinds, blens = self.kind[at].tolist(), self.blen[at].tolist()
         return [
             (
                 self.teams[teams[i]],
@@ -126,6 +140,7 @@ class IdTable:
                 str(doc[d0[i] : d1[i]], "utf-8"),
                 self.fields[fields[i]],
                 self.kinds[kinds[i]],
+                blens[i],
             )
             for i in range(len(rows))
         ]
@@ -134,13 +149,16 @@ class IdTable:
 class IdLog:
     """What a writer changed in its shard, in order: puts (new or rewritten points), drops
     (deleted points) and whole teams deleted. ``base``: the table of the generation it
-    copied; None with ``fresh`` False: the shard had points and no table (built by a scroll)."""
+    copied; None with ``fresh`` False: the shard had points and no table (built by a scroll).
+    A base of an older version is no base: the table is built again from a scroll."""
 
     MAX_CHANGES = 50_000
     """Past this many changed points the log lets go of them (~15 MB) and the table is built
     from one scroll of the shard (a 100k ingest: seconds, against minutes of writing)."""
 
     def __init__(self, base: IdTable | None, *, fresh: bool) -> None:
+        if base is not None and not base.current:
+            base = None
         self.base = base
         self.known = base is not None or fresh
         self.changed: dict[int, Row | None] = {}
@@ -185,6 +203,7 @@ class _Columns:
     codes: dict[str, np.ndarray]  # team, field, kind
     names: dict[str, list[str]]  # teams, fields, kinds
     text: dict[str, tuple[np.ndarray, np.ndarray]]  # rid, doc: (UTF-8 bytes, offsets)
+    blen: np.ndarray  # BM25 length in terms (uint32)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -212,8 +231,10 @@ def _from_rows(entries: Iterable[tuple[int, Row]], names: dict[str, list[str]]) 
     index = {k: {n: i for i, n in enumerate(v)} for k, v in names.items()}
     coded: dict[str, list[int]] = {c: [] for c, _ in _CODED}
     texts: dict[str, list[bytes]] = {"rid": [], "doc": []}
-    for key, (team, rid, doc, field, kind) in entries:
+    blens: list[int] = []
+    for key, (team, rid, doc, field, kind, blen) in entries:
         keys.append(key)
+        blens.append(min(max(int(blen), 0), 0xFFFFFFFF))
         for (col, plural), value in zip(_CODED, (team, field, kind), strict=True):
             code = index[plural].get(value)
             if code is None:
@@ -232,6 +253,7 @@ def _from_rows(entries: Iterable[tuple[int, Row]], names: dict[str, list[str]]) 
         {c: np.asarray(v, dtype=np.uint32) for c, v in coded.items()},
         names,
         text,
+        np.asarray(blens, dtype=np.uint32),
     )
 
 
@@ -241,6 +263,7 @@ def _take(cols: _Columns, rows: np.ndarray) -> _Columns:
         {c: v[rows] for c, v in cols.codes.items()},
         cols.names,
         {n: _gather(b, at, rows) for n, (b, at) in cols.text.items()},
+        cols.blen[rows],
     )
 
 
@@ -256,6 +279,7 @@ def _concat(a: _Columns, b: _Columns) -> _Columns:
         {c: np.concatenate([a.codes[c], b.codes[c]]) for c in a.codes},
         b.names,
         {n: join(a.text[n], b.text[n]) for n in a.text},
+        np.concatenate([a.blen, b.blen]),
     )
 
 
@@ -285,6 +309,7 @@ def _merged(log_: IdLog) -> _Columns:
             "rid": (np.asarray(base.rid), np.asarray(base.rid_at)),
             "doc": (np.asarray(base.doc), np.asarray(base.doc_at)),
         },
+        np.asarray(base.blen),
     )
     return _concat(_take(whole, np.nonzero(keep)[0]), _from_rows(log_.puts(), names))
 
@@ -307,6 +332,7 @@ def _save(shard: Path, cols: _Columns) -> int:
         **{name: col.astype(np.uint32) for name, col in cols.codes.items()},
         **{name: blob.astype(np.uint8) for name, (blob, _) in cols.text.items()},
         **{f"{name}_at": at.astype(np.uint64) for name, (_, at) in cols.text.items()},
+        "blen": cols.blen.astype(np.uint32),
     }
     header: dict[str, Any] = {"version": VERSION, "count": n, **cols.names, "columns": {}}
     # offsets depend on the header's own length: place the columns after a generous guess,
@@ -339,7 +365,11 @@ def payload_row(payload: Mapping[str, Any]) -> Row:
     """The row of a point's payload (its keys missing from the payload: empty)."""
     tenant, rid, doc_id = (str(payload.get(k, "")) for k in ("tenant", "rid", "doc_id"))
     source_type = str((payload.get("meta") or {}).get("source_type", "") or "")
-    return tenant, rid, doc_id, str(payload.get("field", "")), source_type
+    try:
+        blen = max(int(payload.get("bm25_len", 0) or 0), 0)
+    except (TypeError, ValueError):
+        blen = 0
+    return tenant, rid, doc_id, str(payload.get("field", "")), source_type, blen
 
 
 def points(shard: Any) -> int:
@@ -371,7 +401,8 @@ def seal(shard_path: Path, shard: Any, log_: IdLog, keys: list[str]) -> None:
     shard had no table, or the merge counts other than the shard's points — one scroll of the
     shard (reading ``keys``). Nothing changed and a table standing: nothing to write."""
     total = points(shard)
-    if log_.empty and log_.base is not None and log_.base.count == total:
+    base = log_.base
+    if log_.empty and base is not None and base.count == total and base.current:
         return
     count = -1
     if log_.known:
@@ -391,6 +422,8 @@ def table_problem(shard_path: Path, shard: Any, keys: list[str]) -> str | None:
     table = IdTable.open(shard_path)
     if table is None:
         return "読めません"
+    if not table.current:
+        return f"古い形式です(版 {table.version}: 語数の列がありません)"
     want = dict(scrolled(shard, keys))
     if table.count != len(want):
         return f"件数がシャードと合いません(表 {table.count:,} 件、シャード {len(want):,} 件)"

@@ -110,12 +110,14 @@ class StoreContract:
 
     def test_candidates_without_text_keep_ids_field_and_source_type(self, filled: Store) -> None:
         vec = HashEmbedder(DIM).embed_queries(["冷蔵庫の温度"])[0]
+        lengths = {p.record.id: p.bm25_len for p in make_points()}
         for search, query in ((filled.search_sparse, q("冷蔵庫")), (filled.search_dense, vec)):
             full = search("team-a", query, limit=10)  # type: ignore[operator]
             bare = search("team-a", query, limit=10, with_text=False)  # type: ignore[operator]
             assert [(h.record.id, h.score) for h in bare] == [(h.record.id, h.score) for h in full]
             for b, f in zip(bare, full, strict=True):
                 assert b.record.text == "" and f.record.text
+                assert b.length == f.length == lengths[b.record.id] > 0  # the fusion reads it
                 assert (b.record.doc_id, b.record.field) == (f.record.doc_id, f.record.field)
                 source_type = f.record.metadata.get("source_type")
                 assert b.record.metadata.get("source_type") == source_type

@@ -73,6 +73,10 @@ class FusionPlan(BaseModel):
     lexical_coverage: float | None = Field(
         default=None, description="質問の語のうち BM25 の最上位の記録に含まれる割合"
     )
+    dense_length: float | None = Field(
+        default=None,
+        description="この語数より短い記録ほど意味の軸の点を重くする(最大 dense_length_max 倍)",
+    )
 
 
 class FilterPlan(BaseModel):

@@ -23,7 +23,7 @@ import numpy as np
 
 from tansaku.errors import StorageError
 from tansaku.records import Record
-from tansaku.store.base import Filter, ScoredRecord, StoredPoint
+from tansaku.store.base import Filter, ScoredRecord, StoredPoint, stored_length
 from tansaku.store.ids import point_id
 from tansaku.store.qdrant import layout
 from tansaku.store.qdrant.filters import idf_params, tenant_filter
@@ -38,7 +38,7 @@ from qdrant_client import QdrantClient, models  # noqa: E402
 
 EXACT_BELOW = 20_000  # exact dense search below this many points, as the embedded store
 HNSW_EF = 256
-_CANDIDATE_KEYS = ["tenant", "rid", "doc_id", "field", "meta.source_type"]
+_CANDIDATE_KEYS = ["tenant", "rid", "doc_id", "field", "meta.source_type", "bm25_len"]
 
 
 def sparse_model(vec: SparseVec) -> models.SparseVector:
@@ -189,7 +189,7 @@ class QdrantRecordStore(RecordScans):
         for p in points:
             payload = p.payload
             if payload and payload.get("tenant") == tenant:
-                out.append(ScoredRecord(to_record(payload), float(p.score)))
+                out.append(ScoredRecord(to_record(payload), float(p.score), stored_length(payload)))
         return out
 
     def _dense_params(self) -> models.SearchParams | None:
