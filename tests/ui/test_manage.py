@@ -101,3 +101,25 @@ def test_search_page_shows_per_axis_ranks_weights_and_plan(live, watched):
     assert '"method": "rrf"' in page.locator("#plan details pre").inner_text()
     assert "合計" in page.locator("#timings").inner_text()
     watched.assert_clean(live.base_url)
+
+
+def test_search_page_says_when_short_records_weigh_their_meaning_more(live, watched):
+    """A collection on the default fusion: the plan says in words that short records' meaning
+    axis weighs more; the 詳細 controls carry the collection's own setting, and a search with
+    the weight set to 0 says nothing of it."""
+    page = watched.page
+    page.goto(live.base_url + "/search?collection=manuals&q=手洗いの手順")
+    page.wait_for_selector("#weights .card")
+    assert page.locator("#dense-length").input_value() == "83"
+    page.click("#run")
+    page.wait_for_selector(".hit")
+    assert "83 語より短い記録ほど意味の軸を重く" in page.locator("#plan").inner_text()
+    page.click("#advanced summary")
+    page.select_option("#fusion", "linear")
+    page.fill("#dense-length", "0")
+    page.click("#run")
+    page.wait_for_function(
+        "() => !document.getElementById('plan').innerText.includes('語より短い記録')"
+    )
+    assert "平均からの隔たり" in page.locator("#plan").inner_text()
+    watched.assert_clean(live.base_url)

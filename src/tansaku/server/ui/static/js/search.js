@@ -37,6 +37,7 @@ async function loadAxes() {
     $("rrf-k").value = fusion.k || 60;
     $("normalization").value = fusion.normalization || "max";
     $("dense-gate").value = fusion.dense_gate || 0;
+    $("dense-length").value = fusion.dense_length || 0;
     if (data.config.search && data.config.search.top_k) $("top-k").value = data.config.search.top_k;
     for (const axis of axes) {
       const label = labelOf(axis.name, axis.mode);
@@ -74,7 +75,7 @@ function body() {
   if (chosen.length) req.axes = chosen;
   if ($("fusion").value) {
     req.fusion = { method: $("fusion").value, k: Number($("rrf-k").value || 60), normalization: $("normalization").value,
-      dense_gate: Number($("dense-gate").value || 0) };
+      dense_gate: Number($("dense-gate").value || 0), dense_length: Number($("dense-length").value || 0) };
   }
   if ($("min-score").value !== "") req.min_score = Number($("min-score").value);
   if ($("now").value.trim()) req.now = $("now").value.trim();
@@ -178,9 +179,10 @@ function fusionText(f) {
   if (!f || !f.method) return null;
   if (f.method === "rrf") return `${FUSION_LABELS.rrf}(定数 ${f.k})`;
   const base = `${FUSION_LABELS[f.method] || "統合"}(${NORMALIZATION_LABELS[f.normalization] || "正規化"})`;
-  if (f.lexical_coverage === undefined || f.lexical_coverage === null) return base;
+  const length = f.dense_length ? `、${f.dense_length} 語より短い記録ほど意味の軸を重く` : "";
+  if (f.lexical_coverage === undefined || f.lexical_coverage === null) return base + length;
   const boost = 1 + (f.dense_gate || 0) * (1 - f.lexical_coverage);
-  return `${base}、質問の語の ${Math.round(f.lexical_coverage * 100)}% が最上位の記録にあり、意味の軸を ${boost.toFixed(2)} 倍`;
+  return `${base}、質問の語の ${Math.round(f.lexical_coverage * 100)}% が最上位の記録にあり、意味の軸を ${boost.toFixed(2)} 倍${length}`;
 }
 
 function planNode(plan, queryId) {
