@@ -104,6 +104,8 @@ of the eight."""
 DEFAULT_DENSE_LENGTH_POWER: Final = 1.0
 DEFAULT_DENSE_LENGTH_MAX: Final = 1.5
 MAX_DENSE_LENGTH: Final = 100_000.0
+MAX_DENSE_LENGTH_POWER: Final = 4.0
+MAX_DENSE_LENGTH_MAX: Final = 10.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -141,8 +143,8 @@ class FusionConfig:
             )
         for key, value, lo, hi in (
             ("dense_length", self.dense_length, 0.0, MAX_DENSE_LENGTH),
-            ("dense_length_power", self.dense_length_power, 0.0, 4.0),
-            ("dense_length_max", self.dense_length_max, 1.0, 10.0),
+            ("dense_length_power", self.dense_length_power, 0.0, MAX_DENSE_LENGTH_POWER),
+            ("dense_length_max", self.dense_length_max, 1.0, MAX_DENSE_LENGTH_MAX),
         ):
             if not lo <= value <= hi:  # NaN fails too
                 raise ConfigError(

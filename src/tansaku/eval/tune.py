@@ -19,6 +19,7 @@ import math
 import random
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 from tansaku.config import (
@@ -33,7 +34,7 @@ from tansaku.config import (
     FusionMethod,
 )
 from tansaku.errors import InvalidRequest
-from tansaku.search.fusion import gated_weights, linear_fusion, rrf_fusion
+from tansaku.search.fusion import gated_weights, length_scales, linear_fusion, rrf_fusion
 
 DEPTH = 100
 """Documents each axis returns per query (the pool the fusion ranks)."""
@@ -70,7 +71,9 @@ class Setting:
         weights = " ".join(f"{n}={w:g}" for n, w in self.weights)
         return f"{how} / {weights}"
 
+    @cached_property
     def fusion(self) -> FusionConfig:
+        """The setting as a collection's ``[fusion]`` (built once: :meth:`fuse` runs per query)."""
         return FusionConfig(
             method=self.method,
             k=self.k,
@@ -95,32 +98,30 @@ class Setting:
         else:
             scales = None
             if self.dense_length > 0 and lengths:
-                factor = self.fusion().length_factor
-                scales = {
-                    a: {k: factor(n) for k, n in lengths.get(a, {}).items()} for a in self.dense
-                }
+                dense = {a: lengths.get(a, {}).items() for a in self.dense}
+                scales = length_scales(dense, len(runs), self.fusion.length_factor)
             fused = linear_fusion(runs, weights, normalization=self.normalization, scales=scales)
         return [key for key, _ in sorted(fused.items(), key=lambda kv: (-kv[1], str(kv[0])))]
 
     def apply(self, config: CollectionConfig) -> CollectionConfig:
         weights = dict(self.weights)
         axes = tuple(replace(a, weight=weights.get(a.name, a.weight)) for a in config.axes)
-        return replace(config, axes=axes, fusion=self.fusion())
+        return replace(config, axes=axes, fusion=self.fusion)
 
 
 def current_setting(config: CollectionConfig) -> Setting:
     f = config.fusion
     weights = tuple((a.name, a.weight) for a in config.axes)
     return Setting(
-        f.method,
-        f.normalization,
-        f.k,
-        weights,
-        f.dense_gate,
-        _dense(config.axes),
-        f.dense_length,
-        f.dense_length_power,
-        f.dense_length_max,
+        method=f.method,
+        normalization=f.normalization,
+        k=f.k,
+        weights=weights,
+        dense_gate=f.dense_gate,
+        dense=_dense(config.axes),
+        dense_length=f.dense_length,
+        dense_length_power=f.dense_length_power,
+        dense_length_max=f.dense_length_max,
     )
 
 
@@ -151,7 +152,7 @@ def settings(axes: Sequence[Axis]) -> list[Setting]:
         pairs = tuple(zip(names, w, strict=True))
         gate = DEFAULT_DENSE_GATE
         out.append(Setting(linear, "zscore", 60, pairs, gate, dense, DEFAULT_DENSE_LENGTH))
-        out.append(Setting(linear, "zscore", 60, pairs, DEFAULT_DENSE_GATE, dense))
+        out.append(Setting(linear, "zscore", 60, pairs, gate, dense))
         out.append(Setting(linear, "zscore", 60, pairs, 0.0, dense))
         out.append(Setting(linear, "max", 60, pairs, 0.0, dense))
         out.append(Setting(linear, "minmax", 60, pairs, 0.0, dense))

@@ -6,7 +6,7 @@ results are grouped by document, record ids otherwise.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Hashable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 
 Run = Sequence[tuple[Hashable, float]]
 
@@ -113,6 +113,23 @@ def linear_fusion(
             for key, s in norm(run).items():
                 fused[key] = fused.get(key, 0.0) + w * scale.get(key, 1.0) * s
     return fused
+
+
+def length_scales(
+    dense: Mapping[str, Iterable[tuple[Hashable, int]]],
+    legs: int,
+    factor: Callable[[int], float],
+) -> dict[str, dict[Hashable, float]] | None:
+    """The length weight (``[fusion] dense_length``) as :func:`linear_fusion`'s ``scales``:
+    per dense axis, each key's ``factor`` of the length of the record that stands for it
+    (keys at × 1 left out). None with fewer than two legs: the weight is between legs, so a
+    dense axis alone keeps its own ranking."""
+    if legs < 2:
+        return None
+    return {
+        axis: {key: f for key, n in pairs if (f := factor(n)) != 1.0}
+        for axis, pairs in dense.items()
+    }
 
 
 def gated_weights(

@@ -17,7 +17,7 @@ import numpy as np
 from tansaku.collection import Collection
 from tansaku.collection.guard import check_query
 from tansaku.config import Axis, AxisMode, FusionConfig, FusionMethod
-from tansaku.search.fusion import Run, gated_weights, linear_fusion, rrf_fusion
+from tansaku.search.fusion import Run, gated_weights, length_scales, linear_fusion, rrf_fusion
 from tansaku.search.types import AxisScore, Hit
 from tansaku.store.base import Filter, ScoredRecord
 from tansaku.store.sparse import query_vector, term_id
@@ -143,9 +143,9 @@ def retrieve(
         axis_weights = gated_weights(axis_weights, dense, fusion.dense_gate, coverage)
     score_runs: dict[str, Run] = {n: [(k, h.score) for k, h in run] for n, run in runs.items()}
     scales = None
-    if fusion.method is FusionMethod.LINEAR and fusion.dense_length > 0 and len(runs) > 1:
-        # a weight between legs: a dense axis alone keeps its own ranking
-        scales = {n: length_scales(runs[n], fusion) for n in dense if n in runs}
+    if fusion.method is FusionMethod.LINEAR and fusion.dense_length > 0:
+        lengths = {n: ((k, h.length) for k, h in runs[n]) for n in dense if n in runs}
+        scales = length_scales(lengths, len(runs), fusion.length_factor)
     fused = _FUSERS[fusion.method](score_runs, axis_weights, fusion, scales)
     # as many fused keys as each axis fetched: the pipeline never returns more (its top_k is at
     # most ``candidates``), and building hits for up to three times as many keys was a third
@@ -183,20 +183,6 @@ def retrieve(
         fuse_ms=(t2 - t1) * 1000,
         coverage=coverage,
     )
-
-
-def length_scales(
-    run: Sequence[tuple[Hashable, ScoredRecord]], fusion: FusionConfig
-) -> dict[Hashable, float]:
-    """A dense axis's length weight per key (``[fusion] dense_length``): the factor of the
-    record that stands for the key in this axis (its best chunk); keys at × 1 are left out."""
-    factor = fusion.length_factor
-    out: dict[Hashable, float] = {}
-    for key, h in run:
-        f = factor(h.length)
-        if f != 1.0:
-            out[key] = f
-    return out
 
 
 def lexical_coverage(

@@ -18,6 +18,8 @@ from tansaku.config import (
     DEFAULT_NORMALIZATION,
     MAX_DENSE_GATE,
     MAX_DENSE_LENGTH,
+    MAX_DENSE_LENGTH_MAX,
+    MAX_DENSE_LENGTH_POWER,
     Axis,
     AxisMode,
     FusionConfig,
@@ -61,8 +63,12 @@ class FusionBody(Body):
             f"指定しないとき {DEFAULT_DENSE_LENGTH:g}、指定したとき 0(使わない)"
         ),
     )
-    dense_length_power: Annotated[float, Field(ge=0, le=4)] = DEFAULT_DENSE_LENGTH_POWER
-    dense_length_max: Annotated[float, Field(ge=1, le=10)] = DEFAULT_DENSE_LENGTH_MAX
+    dense_length_power: Annotated[float, Field(ge=0, le=MAX_DENSE_LENGTH_POWER)] = (
+        DEFAULT_DENSE_LENGTH_POWER
+    )
+    dense_length_max: Annotated[float, Field(ge=1, le=MAX_DENSE_LENGTH_MAX)] = (
+        DEFAULT_DENSE_LENGTH_MAX
+    )
 
     def length(self) -> float:
         """``dense_length``, or its default for what the body names (or not)."""

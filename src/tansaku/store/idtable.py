@@ -41,6 +41,7 @@ import numpy as np
 import qdrant_edge as qe
 
 from tansaku.faults import crashpoint
+from tansaku.store.base import stored_length
 
 log = logging.getLogger("tansaku.store")
 
@@ -365,11 +366,8 @@ def payload_row(payload: Mapping[str, Any]) -> Row:
     """The row of a point's payload (its keys missing from the payload: empty)."""
     tenant, rid, doc_id = (str(payload.get(k, "")) for k in ("tenant", "rid", "doc_id"))
     source_type = str((payload.get("meta") or {}).get("source_type", "") or "")
-    try:
-        blen = max(int(payload.get("bm25_len", 0) or 0), 0)
-    except (TypeError, ValueError):
-        blen = 0
-    return tenant, rid, doc_id, str(payload.get("field", "")), source_type, blen
+    field = str(payload.get("field", ""))
+    return tenant, rid, doc_id, field, source_type, stored_length(payload)
 
 
 def points(shard: Any) -> int:
