@@ -19,6 +19,7 @@ def markdown(report: dict[str, Any]) -> str:
     base = f" --baseline {a['baseline']}" if a.get("baseline") else ""
     after = f" --commit {a['commit']}" if a.get("commit") else ""
     after += "".join(f" --server-env {kv}" for kv in a.get("server_env") or [])
+    after += f" --http-client {','.join(a.get('http_client') or ['httpx'])}"
     lines = [
         "## Server load (`bench/serve_load.py`)",
         "",

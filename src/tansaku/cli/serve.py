@@ -63,7 +63,7 @@ def serve(
     folder = Workspace.from_env(home).home
     created = not folder.exists()
     with failing(EXIT_ERROR, TansakuError), failing(EXIT_REJECTED, ServerNotSecured):
-        app = create_app(home, settings=settings)
+        app = create_app(home, settings=settings, freeze_heap=True)
     if created:  # a mistyped --home should not go unnoticed behind an empty server
         err.print(f"新しいワークスペースを作成しました: {folder}(コレクションはまだありません)")
     shown = f"[{host}]" if ":" in host else host

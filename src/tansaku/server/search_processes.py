@@ -42,6 +42,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from tansaku import heap
 from tansaku.errors import ConfigError, TansakuError
 from tansaku.search.types import SearchRequest, SearchResult
 
@@ -76,7 +77,8 @@ def process_count(setting: int | None = None) -> int:
 # -- the child --------------------------------------------------------------------------
 def _open(home: str) -> Any:
     """The workspace's client as ``tansaku serve`` opens it (its configured embedder), without
-    an event log (the server records each search), its model loaded and settled on one thread."""
+    an event log (the server records each search), its model loaded and settled on one thread,
+    and what it holds then frozen (:func:`tansaku.heap.freeze_loaded`)."""
     from tansaku.client import connect
     from tansaku.embed import load_embedder
 
@@ -90,6 +92,7 @@ def _open(home: str) -> Any:
         embedder.embed_queries(["準備"])
     except Exception:  # a remote embedder down for now: its searches will say so, as in-process
         log.exception("the search process could not warm up its embedder")
+    heap.freeze_loaded()
     return client
 
 
