@@ -86,11 +86,13 @@ def test_tansaku_serve_runs_uvicorn_with_the_protocol(tmp_path, monkeypatch):
 
     seen: dict[str, Any] = {}
     served = SimpleNamespace(state=SimpleNamespace(tansaku=SimpleNamespace(keyless=lambda: True)))
-    monkeypatch.setattr(tansaku.server, "create_app", lambda home, settings: served)
+    created = lambda home, settings, **kw: seen.update(created=kw) or served  # noqa: E731
+    monkeypatch.setattr(tansaku.server, "create_app", created)
     monkeypatch.setattr(uvicorn, "run", lambda asgi, **kw: seen.update(kw, app=asgi))
     result = CliRunner().invoke(app, ["serve", "--home", str(tmp_path / "ws")])
     assert result.exit_code == 0, result.output
     assert seen["app"] is served and seen["http"] is http_protocol()
+    assert seen["created"] == {"freeze_heap": True}  # a process that only serves freezes
 
 
 def _call(middleware: Any, headers: list[tuple[bytes, bytes]]) -> list[dict[str, Any]]:
