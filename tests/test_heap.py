@@ -81,6 +81,7 @@ def test_a_server_freezes_once_warmed_up_only_when_asked(
             while freeze and not gc.get_freeze_count() and time.monotonic() < deadline:
                 time.sleep(0.05)  # the warm-up thread freezes right after loading
             assert (gc.get_freeze_count() > 0) is freeze
-            answer = http.post("/api/search", json={"query": "冷蔵庫の温度", "collection": "manuals"})
+            body = {"query": "冷蔵庫の温度", "collection": "manuals"}
+            answer = http.post("/api/search", json=body)
             assert answer.status_code == 200
             assert answer.json()["hits"][0]["doc_id"] == "fridge"
