@@ -185,11 +185,6 @@ class MemorySampler:
         return "\n".join(rows)
 
 
-def _request(http: httpx.Client, endpoint: str, text: str) -> httpx.Response:
-    path, body = _call(endpoint, text)
-    return http.post(path, json=body)
-
-
 def _call(endpoint: str, text: str) -> tuple[str, dict[str, Any]]:
     """The path and JSON body of one request."""
     if endpoint == "search":
@@ -291,7 +286,6 @@ def one_run(
     args: argparse.Namespace, srv: Server, key: Key, rows: list[dict[str, Any]]
 ) -> tuple[dict[str, Any], Uploader | None]:
     _, endpoint, kind, threads, ingest = key
-    http_kind = srv.client
     up = Uploader(srv.base, rows, args.upload_records, COUNTER) if ingest else None
     feeder = threading.Thread(target=up.run) if up else None
     if up and feeder:
@@ -299,7 +293,7 @@ def one_run(
         if not up.running.wait(300):
             raise SystemExit(f"the upload job did not start: {up.errors}")
     ask = question_source(args, endpoint, kind)
-    run = run_once(srv.base, endpoint, threads, args.seconds, srv.pid, ask, http_kind)
+    run = run_once(srv.base, endpoint, threads, args.seconds, srv.pid, ask, srv.client)
     if up and feeder:
         up.stop.set()
         feeder.join()
@@ -442,11 +436,16 @@ def start_servers(
         servers = [replace(s, label=f"{s.label}/{k}", client=k) for s in servers for k in kinds]
     else:
         servers = [replace(s, client=kinds[0]) for s in servers]
-    for srv in {s.base: s for s in servers}.values():
-        with httpx.Client(base_url=srv.base, timeout=120) as http:  # warm-up: every query
+    for srv in {s.base: s for s in servers}.values():  # warm-up: every query, once a server
+        http = open_client(srv.client, srv.base)
+        try:
             for endpoint in args.endpoints.split(","):
                 for text in SEARCHES if endpoint == "search" else ASKS:
-                    _request(http, endpoint, text).raise_for_status()
+                    status, data = http.post_json(*_call(endpoint, text))
+                    if status != 200:
+                        raise SystemExit(f"warm-up {endpoint} {status}: {data[:200]!r}")
+        finally:
+            http.close()
     return servers, note
 
 
