@@ -25,7 +25,10 @@ a server over this workspace on every request (built from the demo's reports,
 one multipart JSON Lines upload after another (``--upload-records`` new reports each) into
 the collection ``uploads`` and follows each job to its end; the window starts once the first job
 is running. Any non-200 answer or failed job is an error: the script prints them and exits 1.
-Every figure is the median over the runs.
+Every figure is the median over the runs. Each row also says how much of the machine's CPU
+time the hypervisor gave to other guests (steal) or nobody used (idle) during the run, and
+its slowest 30 seconds (rate and p95; every window in ``--json``): on a shared host the same
+requests cost more CPU in some hours than in others.
 
 ``--workspace demo`` serves the workspace of ``tansaku demo build`` instead (the bundled
 embedding model; the demo's reports, manuals, cards and tables). ``--job-modes
@@ -72,6 +75,8 @@ from load_workspace import build, build_demo
 
 NOW = date(2025, 12, 11)
 NOW_ISO = "2025-12-11T09:00"
+WINDOW_S = 30.0
+"""The stretch over which the rate and p95 of a run are also given, one after another."""
 
 
 def _free_port() -> int:
@@ -200,10 +205,36 @@ def _quantiles(values: list[float]) -> list[float]:
 Ask = Callable[[int], str]  # the i-th question of one client thread
 
 
+def machine_ticks() -> tuple[int, int, int]:
+    """(all, idle + iowait, steal) clock ticks of every CPU since boot (Linux ``/proc/stat``):
+    steal is the time the hypervisor gave this machine's vCPUs to other guests."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return sum(fields[:8]), fields[3] + fields[4], fields[7]
+
+
+def windows(
+    finished: list[tuple[float, float]], t0: float, elapsed: float, width: float = WINDOW_S
+) -> list[dict[str, float]]:
+    """Requests/s and p95 of the requests that finished in each ``width`` seconds of the
+    ``elapsed`` from ``t0`` (``finished``: (when, latency) pairs; the last window as long as
+    what is left), so that a slow stretch of the machine shows as one."""
+    lanes: dict[int, list[float]] = {}
+    for when, latency in finished:
+        k = min(int((when - t0) // width), max(int(elapsed // width) - 1, 0))
+        lanes.setdefault(k, []).append(latency)
+    last = max(lanes, default=0)
+    out = []
+    for k, v in sorted(lanes.items()):
+        span = elapsed - k * width if k == last else width
+        out.append({"s": k * width, "rps": len(v) / span, "p95_ms": _quantiles(v)[94] * 1000})
+    return out
+
+
 def run_once(
     base: str, endpoint: str, threads: int, seconds: float, pid: int, ask: Ask, kind: str
 ) -> dict[str, Any]:
     latencies: list[list[float]] = [[] for _ in range(threads)]
+    finished: list[list[tuple[float, float]]] = [[] for _ in range(threads)]
     inside: list[list[float]] = [[] for _ in range(threads)]  # the search's own timings_ms total
     errors: list[str] = []
     start = threading.Barrier(threads + 1)
@@ -227,7 +258,9 @@ def run_once(
                     ok = False
                     errors.append(f"{endpoint} {type(exc).__name__}: {exc}")
                 if ok:
-                    latencies[n].append(time.perf_counter() - t0)
+                    t1 = time.perf_counter()
+                    latencies[n].append(t1 - t0)
+                    finished[n].append((t1, t1 - t0))
                     if endpoint == "search":
                         inside[n].append(json.loads(data)["timings_ms"]["total"] / 1000)
                 i += threads
@@ -238,12 +271,14 @@ def run_once(
     for w in workers:
         w.start()
     cpu0, t0, own0 = _cpu_seconds(pid), time.perf_counter(), time.process_time()
+    ticks0 = machine_ticks()
     deadline[0] = t0 + seconds
     start.wait()
     for w in workers:
         w.join()
     elapsed, cpu = time.perf_counter() - t0, _cpu_seconds(pid) - cpu0
     own = time.process_time() - own0
+    ticks = [b - a for a, b in zip(ticks0, machine_ticks(), strict=True)]
     done = [x for lane in latencies for x in lane]
     q, qs = _quantiles(done), _quantiles([x for lane in inside for x in lane])
     return {
@@ -258,6 +293,9 @@ def run_once(
         "server_cpu": cpu / elapsed,
         "server_cpu_ms_per_request": cpu * 1000 / max(len(done), 1),
         "client_cpu": own / elapsed,
+        "steal": ticks[2] / max(ticks[0], 1),
+        "idle": ticks[1] / max(ticks[0], 1),
+        "windows": windows([x for lane in finished for x in lane], t0, elapsed),
     }
 
 
@@ -310,6 +348,9 @@ def summary(runs: list[dict[str, Any]], ups: list[Uploader], key: Key) -> dict[s
     cpu = statistics.median(r["server_cpu"] for r in runs)
     per_request = statistics.median(r["server_cpu_ms_per_request"] for r in runs)
     client_cpu = statistics.median(r["client_cpu"] for r in runs)
+    steal, idle = (statistics.median(r[k] for r in runs) for k in ("steal", "idle"))
+    spans = [w for r in runs for w in r["windows"]]
+    slowest = min(spans, key=lambda w: w["rps"]) if spans else {"rps": 0.0, "p95_ms": 0.0}
     errors = [e for r in runs for e in r["errors"]] + [e for u in ups for e in u.errors]
     uploads = sum(len(u.done) for u in ups)
     inserted = sum(u.records for u in ups)
@@ -317,6 +358,7 @@ def summary(runs: list[dict[str, Any]], ups: list[Uploader], key: Key) -> dict[s
     row |= {"ingest": ingest, **med}
     row |= {"server_cpu": cpu, "requests": sum(r["requests"] for r in runs)}
     row |= {"server_cpu_ms_per_request": per_request, "client_cpu": client_cpu}
+    row |= {"steal": steal, "idle": idle, "windows": [r["windows"] for r in runs]}
     row |= {"errors": len(errors), "uploads": uploads, "upload_records": inserted}
     row |= {"error_samples": errors[:5], "runs": [round(r["rps"], 1) for r in runs]}
     print(
@@ -324,7 +366,9 @@ def summary(runs: list[dict[str, Any]], ups: list[Uploader], key: Key) -> dict[s
         f"{med['rps']:8.1f} req/s  p50 {med['p50_ms']:7.1f}  p95 {med['p95_ms']:7.1f}  "
         f"p99 {med['p99_ms']:7.1f} ms  cpu {cpu:4.2f} ({per_request:.1f} ms/req, "
         f"load generator {client_cpu:4.2f})  errors {len(errors)}"
-        + (f"  uploads {uploads} ({inserted:,} records)" if ingest else ""),
+        + (f"  uploads {uploads} ({inserted:,} records)" if ingest else "")
+        + f"\n{'':24}machine: steal {steal:.0%}, idle {idle:.0%}; slowest {WINDOW_S:g} s "
+        f"{slowest['rps']:.1f} req/s (p95 {slowest['p95_ms']:.0f} ms)",
         flush=True,
     )
     return row
