@@ -1,17 +1,21 @@
 """Questions for ``bench/serve_load.py``: fixed lists for the cached case, and a stream of
 questions that no server over the workspace has seen (the case where every query is embedded).
-
 New questions are built from the demo's own data — clauses of the generated daily reports and
-bulletin posts since 2024-01-01 (「冷凍庫が故障を起こし」「卵が欠品となり」…), a store, a period
-(昨日・先週・先月…) and a frame — about 58,000 distinct searches and 35,000 questions to ask,
-in a shuffled order. Every question handed out is appended to ``used.txt`` in the workspace's
-``bench/`` folder, and a later run over the same workspace skips those, so a question is new to
-the server (and to its persistent embedding cache) in every run.
+bulletin posts since 2024-01-01 (「冷凍庫が故障を起こし」「卵が欠品となり」…), a store or a part
+of a shop, a period (昨日・先週・先月…) and a frame — in a shuffled order.
+
+A search embeds its question without the period (the period becomes a date filter), so two
+questions that differ only in their period share one vector, and the server's persistent
+embedding cache answers the second. Each question therefore has a text without its period
+that no other question has (:func:`content_key`), and carries one period drawn at random:
+about 47,000 searches and 16,000 questions to ask. Every question handed out is appended to
+``used-<kind>.txt`` in the workspace's ``bench/`` folder, and a later run over the same
+workspace skips those, so a question is new to the server (and to its embedding cache) in
+every run; ``bench/serve_load.py`` counts the vectors each run adds to that cache.
 """
 
 from __future__ import annotations
 
-import itertools
 import random
 import re
 import threading
@@ -54,6 +58,8 @@ ASKS = [
     "渋谷店で最近あったトラブルは?",
 ]
 PERIODS = ("", "昨日の", "先週の", "先月の", "今月の", "最近の", "10月の", "11月の", "去年の")
+AREAS = ("厨房", "ホール", "レジ", "倉庫", "バックヤード", "駐車場", "客席", "入口")
+"""Parts of a shop, asked about as stores are."""
 SEARCH_FRAMES = (
     "{p}{s}{c}",
     "{c} {s}",
@@ -64,6 +70,15 @@ SEARCH_FRAMES = (
     "{s}の{p}{c}について",
     "{c}({p}{s})",
     "{p}{s}で{c}日",
+    "{s}の{c}の件",
+    "{p}{s}で{c}",
+    "{c}の対応({s})",
+    "{s}{p}{c}の記録",
+    "{p}{c}の報告 {s}",
+    "{s}で{c}の原因",
+    "{c}があった{s}",
+    "{p}{s}の日報「{c}」",
+    "{s}について{p}{c}",
 )
 ASK_FRAMES = (
     "{p}{s}で「{c}」ということはありましたか?",
@@ -96,15 +111,30 @@ def stores() -> list[str]:
     return sorted({r.store for r in data.daily_reports})
 
 
+def content_key(frame: str, s: str, c: str) -> str:
+    """The question without its period, spaces collapsed: what its search embeds."""
+    return " ".join(frame.format(p="", s=s, c=c).split())
+
+
 def _all(frames: tuple[str, ...], seed: int) -> list[str]:
-    places = ["", *stores()]
-    out = {
-        f.format(p=p, s=s, c=c).strip()
-        for f, p, s, c in itertools.product(frames, PERIODS, places, clauses())
+    """One question for each distinct :func:`content_key`, with a random period, shuffled; a
+    frame with a place takes each store and part of a shop, one without it none."""
+    rng = random.Random(seed)
+    places = [*stores(), *AREAS]
+    keys = {
+        (content_key(f, s, c), f, s, c)
+        for f in frames
+        for s in (places if "{s}" in f else [""])
+        for c in clauses()
     }
-    ordered = sorted(out)
-    random.Random(seed).shuffle(ordered)
-    return ordered
+    seen: set[str] = set()
+    out = []
+    for key, f, s, c in sorted(keys):
+        if key not in seen:
+            seen.add(key)
+            out.append(" ".join(f.format(p=rng.choice(PERIODS), s=s, c=c).split()))
+    rng.shuffle(out)
+    return out
 
 
 class NewQuestions:

@@ -52,6 +52,7 @@ import json
 import os
 import shutil
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -246,7 +247,12 @@ def run_once(
             start.wait()
             i = n
             while time.perf_counter() < deadline[0]:
-                path, body = _call(endpoint, ask(i))
+                try:
+                    text = ask(i)
+                except SystemExit as exc:  # the supply of new questions ran out
+                    errors.append(str(exc))
+                    break
+                path, body = _call(endpoint, text)
                 t0 = time.perf_counter()
                 try:
                     status, data = http.post_json(path, body)
@@ -310,6 +316,16 @@ class Server:
     """The load generator's HTTP client (``bench/load_client.py``)."""
 
 
+def query_vectors(home: Path) -> int:
+    """Query vectors in the workspace's embedding cache (``cache/embeddings.sqlite``): a run
+    of new questions should add one a request (each request embedded its question)."""
+    path = home / "cache" / "embeddings.sqlite"
+    if not path.exists():
+        return 0
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)) as db:
+        return int(db.execute("SELECT count(*) FROM embeddings WHERE kind = 'query'").fetchone()[0])
+
+
 def question_source(args: argparse.Namespace, endpoint: str, kind: str) -> Ask:
     """``cached``: the fixed list round robin (every vector cached by the warm-up); ``new``: a
     question no server over the workspace was asked before, for every request."""
@@ -331,7 +347,9 @@ def one_run(
         if not up.running.wait(300):
             raise SystemExit(f"the upload job did not start: {up.errors}")
     ask = question_source(args, endpoint, kind)
+    vectors = query_vectors(args.workspace_home)
     run = run_once(srv.base, endpoint, threads, args.seconds, srv.pid, ask, srv.client)
+    run["embedded"] = query_vectors(args.workspace_home) - vectors
     if up and feeder:
         up.stop.set()
         feeder.join()
@@ -349,6 +367,7 @@ def summary(runs: list[dict[str, Any]], ups: list[Uploader], key: Key) -> dict[s
     per_request = statistics.median(r["server_cpu_ms_per_request"] for r in runs)
     client_cpu = statistics.median(r["client_cpu"] for r in runs)
     steal, idle = (statistics.median(r[k] for r in runs) for k in ("steal", "idle"))
+    embedded = sum(r["embedded"] for r in runs) / max(sum(r["requests"] for r in runs), 1)
     spans = [w for r in runs for w in r["windows"]]
     slowest = min(spans, key=lambda w: w["rps"]) if spans else {"rps": 0.0, "p95_ms": 0.0}
     errors = [e for r in runs for e in r["errors"]] + [e for u in ups for e in u.errors]
@@ -359,6 +378,7 @@ def summary(runs: list[dict[str, Any]], ups: list[Uploader], key: Key) -> dict[s
     row |= {"server_cpu": cpu, "requests": sum(r["requests"] for r in runs)}
     row |= {"server_cpu_ms_per_request": per_request, "client_cpu": client_cpu}
     row |= {"steal": steal, "idle": idle, "windows": [r["windows"] for r in runs]}
+    row |= {"vectors_per_request": embedded}
     row |= {"errors": len(errors), "uploads": uploads, "upload_records": inserted}
     row |= {"error_samples": errors[:5], "runs": [round(r["rps"], 1) for r in runs]}
     print(
@@ -367,7 +387,8 @@ def summary(runs: list[dict[str, Any]], ups: list[Uploader], key: Key) -> dict[s
         f"p99 {med['p99_ms']:7.1f} ms  cpu {cpu:4.2f} ({per_request:.1f} ms/req, "
         f"load generator {client_cpu:4.2f})  errors {len(errors)}"
         + (f"  uploads {uploads} ({inserted:,} records)" if ingest else "")
-        + f"\n{'':24}machine: steal {steal:.0%}, idle {idle:.0%}; slowest {WINDOW_S:g} s "
+        + f"\n{'':24}new query vectors a request {embedded:.2f}; machine: steal {steal:.0%}, "
+        f"idle {idle:.0%}; slowest {WINDOW_S:g} s "
         f"{slowest['rps']:.1f} req/s (p95 {slowest['p95_ms']:.0f} ms)",
         flush=True,
     )
@@ -499,6 +520,7 @@ def main(argv: list[str] | None = None) -> int:
     procs: list[subprocess.Popen[str]] = []
     host = machine()  # the load average before anything of ours runs
     args.new_questions = {e: NewQuestions(home, e) for e in args.endpoints.split(",")}
+    args.workspace_home = home
     try:
         t0 = time.perf_counter()
         if args.workspace == "demo":
