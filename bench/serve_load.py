@@ -27,8 +27,11 @@ the collection ``uploads`` and follows each job to its end; the window starts on
 is running. Any non-200 answer or failed job is an error: the script prints them and exits 1.
 Every figure is the median over the runs. Each row also says how much of the machine's CPU
 time the hypervisor gave to other guests (steal) or nobody used (idle) during the run, and
-its slowest 30 seconds (rate and p95; every window in ``--json``): on a shared host the same
-requests cost more CPU in some hours than in others.
+its slowest 30 seconds (rate, p95, the server's CPU a request and the steal; every window in
+``--json``): on a shared host the same requests cost more CPU in some hours than in others, and
+a slow stretch shows in its steal and its CPU a request.
+``new`` runs also say how many query vectors each request added to the workspace's embedding
+cache (1 and more: every question embedded; an ``/api/ask`` or a vague search embeds several).
 
 ``--workspace demo`` serves the workspace of ``tansaku demo build`` instead (the bundled
 embedding model; the demo's reports, manuals, cards and tables). ``--job-modes
@@ -213,21 +216,59 @@ def machine_ticks() -> tuple[int, int, int]:
     return sum(fields[:8]), fields[3] + fields[4], fields[7]
 
 
+Mark = tuple[float, float, tuple[int, int, int]]
+"""(when, the server's CPU seconds, :func:`machine_ticks`) at the start of a window."""
+
+
+class Marks:
+    """A :data:`Mark` at the start of every ``width`` seconds of a run, taken by a thread of
+    its own until the run's deadline (see :func:`windows`)."""
+
+    def __init__(self, pid: int, t0: float, deadline: float, width: float = WINDOW_S) -> None:
+        self.pid, self.t0, self.deadline, self.width = pid, t0, deadline, width
+        self.marks: list[Mark] = [(t0, _cpu_seconds(pid), machine_ticks())]
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        k = 1
+        while (at := self.t0 + k * self.width) < self.deadline:
+            time.sleep(max(0.0, at - time.perf_counter()))
+            self.marks.append((time.perf_counter(), _cpu_seconds(self.pid), machine_ticks()))
+            k += 1
+
+    def close(self) -> list[Mark]:
+        """The marks, with one at the end of the run."""
+        self._thread.join()
+        return [*self.marks, (time.perf_counter(), _cpu_seconds(self.pid), machine_ticks())]
+
+
 def windows(
-    finished: list[tuple[float, float]], t0: float, elapsed: float, width: float = WINDOW_S
+    finished: list[tuple[float, float]], marks: list[Mark], width: float = WINDOW_S
 ) -> list[dict[str, float]]:
-    """Requests/s and p95 of the requests that finished in each ``width`` seconds of the
-    ``elapsed`` from ``t0`` (``finished``: (when, latency) pairs; the last window as long as
-    what is left), so that a slow stretch of the machine shows as one."""
-    lanes: dict[int, list[float]] = {}
+    """For each ``width`` seconds of a run (the last one as long as what is left): its
+    requests/s and p95 (``finished``: (when, latency) pairs), the server's CPU a request and
+    the machine's steal share (from ``marks``, :class:`Marks`), so that a slow stretch of the
+    machine shows as one, apart from a server that slows down."""
+    t0, end = marks[0][0], marks[-1][0]
+    count = max(int((end - t0) // width), 1)
+    starts = [*marks[:count], marks[-1]]
+    lanes: dict[int, list[float]] = {k: [] for k in range(count)}
     for when, latency in finished:
-        k = min(int((when - t0) // width), max(int(elapsed // width) - 1, 0))
-        lanes.setdefault(k, []).append(latency)
-    last = max(lanes, default=0)
+        lanes[min(max(int((when - t0) // width), 0), count - 1)].append(latency)
     out = []
-    for k, v in sorted(lanes.items()):
-        span = elapsed - k * width if k == last else width
-        out.append({"s": k * width, "rps": len(v) / span, "p95_ms": _quantiles(v)[94] * 1000})
+    for k, v in lanes.items():
+        (a, cpu_a, ticks_a), (b, cpu_b, ticks_b) = starts[k], starts[k + 1]
+        ticks = [y - x for x, y in zip(ticks_a, ticks_b, strict=True)]
+        out.append(
+            {
+                "s": a - t0,
+                "rps": len(v) / max(b - a, 1e-9),
+                "p95_ms": _quantiles(v)[94] * 1000 if v else float("nan"),
+                "cpu_ms_per_request": (cpu_b - cpu_a) * 1000 / max(len(v), 1),
+                "steal": ticks[2] / max(ticks[0], 1),
+            }
+        )
     return out
 
 
@@ -276,15 +317,17 @@ def run_once(
     workers = [threading.Thread(target=client, args=(n,)) for n in range(threads)]
     for w in workers:
         w.start()
-    cpu0, t0, own0 = _cpu_seconds(pid), time.perf_counter(), time.process_time()
-    ticks0 = machine_ticks()
+    t0, own0 = time.perf_counter(), time.process_time()
     deadline[0] = t0 + seconds
+    clock = Marks(pid, t0, deadline[0])
     start.wait()
     for w in workers:
         w.join()
-    elapsed, cpu = time.perf_counter() - t0, _cpu_seconds(pid) - cpu0
+    marks = clock.close()
     own = time.process_time() - own0
-    ticks = [b - a for a, b in zip(ticks0, machine_ticks(), strict=True)]
+    (_, cpu0, ticks0), (t1, cpu1, ticks1) = marks[0], marks[-1]
+    elapsed, cpu = t1 - t0, cpu1 - cpu0
+    ticks = [b - a for a, b in zip(ticks0, ticks1, strict=True)]
     done = [x for lane in latencies for x in lane]
     q, qs = _quantiles(done), _quantiles([x for lane in inside for x in lane])
     return {
@@ -301,7 +344,7 @@ def run_once(
         "client_cpu": own / elapsed,
         "steal": ticks[2] / max(ticks[0], 1),
         "idle": ticks[1] / max(ticks[0], 1),
-        "windows": windows([x for lane in finished for x in lane], t0, elapsed),
+        "windows": windows([x for lane in finished for x in lane], marks),
     }
 
 
@@ -369,7 +412,7 @@ def summary(runs: list[dict[str, Any]], ups: list[Uploader], key: Key) -> dict[s
     steal, idle = (statistics.median(r[k] for r in runs) for k in ("steal", "idle"))
     embedded = sum(r["embedded"] for r in runs) / max(sum(r["requests"] for r in runs), 1)
     spans = [w for r in runs for w in r["windows"]]
-    slowest = min(spans, key=lambda w: w["rps"]) if spans else {"rps": 0.0, "p95_ms": 0.0}
+    slowest = min(spans, key=lambda w: w["rps"])
     errors = [e for r in runs for e in r["errors"]] + [e for u in ups for e in u.errors]
     uploads = sum(len(u.done) for u in ups)
     inserted = sum(u.records for u in ups)
@@ -388,8 +431,9 @@ def summary(runs: list[dict[str, Any]], ups: list[Uploader], key: Key) -> dict[s
         f"load generator {client_cpu:4.2f})  errors {len(errors)}"
         + (f"  uploads {uploads} ({inserted:,} records)" if ingest else "")
         + f"\n{'':24}new query vectors a request {embedded:.2f}; machine: steal {steal:.0%}, "
-        f"idle {idle:.0%}; slowest {WINDOW_S:g} s "
-        f"{slowest['rps']:.1f} req/s (p95 {slowest['p95_ms']:.0f} ms)",
+        f"idle {idle:.0%}; slowest {WINDOW_S:g} s {slowest['rps']:.1f} req/s (p95 "
+        f"{slowest['p95_ms']:.0f} ms, {slowest['cpu_ms_per_request']:.1f} ms/req, steal "
+        f"{slowest['steal']:.0%})",
         flush=True,
     )
     return row
