@@ -227,18 +227,21 @@ class Marks:
     def __init__(self, pid: int, t0: float, deadline: float, width: float = WINDOW_S) -> None:
         self.pid, self.t0, self.deadline, self.width = pid, t0, deadline, width
         self.marks: list[Mark] = [(t0, _cpu_seconds(pid), machine_ticks())]
+        self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         k = 1
         while (at := self.t0 + k * self.width) < self.deadline:
-            time.sleep(max(0.0, at - time.perf_counter()))
+            if self._done.wait(max(0.0, at - time.perf_counter())):
+                return  # the run ended early
             self.marks.append((time.perf_counter(), _cpu_seconds(self.pid), machine_ticks()))
             k += 1
 
     def close(self) -> list[Mark]:
         """The marks, with one at the end of the run."""
+        self._done.set()
         self._thread.join()
         return [*self.marks, (time.perf_counter(), _cpu_seconds(self.pid), machine_ticks())]
 
@@ -251,7 +254,7 @@ def windows(
     the machine's steal share (from ``marks``, :class:`Marks`), so that a slow stretch of the
     machine shows as one, apart from a server that slows down."""
     t0, end = marks[0][0], marks[-1][0]
-    count = max(int((end - t0) // width), 1)
+    count = max(min(int((end - t0) // width), len(marks) - 1), 1)
     starts = [*marks[:count], marks[-1]]
     lanes: dict[int, list[float]] = {k: [] for k in range(count)}
     for when, latency in finished:
