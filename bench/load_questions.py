@@ -8,7 +8,7 @@ A search embeds its question without the period (the period becomes a date filte
 questions that differ only in their period share one vector, and the server's persistent
 embedding cache answers the second. Each question therefore has a text without its period
 that no other question has (:func:`content_key`), and carries one period drawn at random:
-about 47,000 searches and 16,000 questions to ask. Every question handed out is appended to
+44,652 searches and 9,516 questions to ask. Every question handed out is appended to
 ``used-<kind>.txt`` in the workspace's ``bench/`` folder, and a later run over the same
 workspace skips those, so a question is new to the server (and to its embedding cache) in
 every run; ``bench/serve_load.py`` counts the vectors each run adds to that cache.
@@ -111,28 +111,31 @@ def stores() -> list[str]:
     return sorted({r.store for r in data.daily_reports})
 
 
+def _fill(frame: str, p: str, s: str, c: str) -> str:
+    """``frame`` with period ``p``, place ``s`` and clause ``c``, spaces collapsed."""
+    return " ".join(frame.format(p=p, s=s, c=c).split())
+
+
 def content_key(frame: str, s: str, c: str) -> str:
-    """The question without its period, spaces collapsed: what its search embeds."""
-    return " ".join(frame.format(p="", s=s, c=c).split())
+    """The question without its period: what its search embeds."""
+    return _fill(frame, "", s, c)
 
 
 def _all(frames: tuple[str, ...], seed: int) -> list[str]:
     """One question for each distinct :func:`content_key`, with a random period, shuffled; a
     frame with a place takes each store and part of a shop, one without it none."""
     rng = random.Random(seed)
-    places = [*stores(), *AREAS]
-    keys = {
+    places, said = [*stores(), *AREAS], clauses()
+    candidates = sorted(
         (content_key(f, s, c), f, s, c)
         for f in frames
         for s in (places if "{s}" in f else [""])
-        for c in clauses()
-    }
-    seen: set[str] = set()
-    out = []
-    for key, f, s, c in sorted(keys):
-        if key not in seen:
-            seen.add(key)
-            out.append(" ".join(f.format(p=rng.choice(PERIODS), s=s, c=c).split()))
+        for c in said
+    )
+    first: dict[str, tuple[str, str, str]] = {}
+    for key, frame, place, clause in candidates:
+        first.setdefault(key, (frame, place, clause))
+    out = [_fill(f, rng.choice(PERIODS), s, c) for f, s, c in first.values()]
     rng.shuffle(out)
     return out
 

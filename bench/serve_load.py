@@ -76,6 +76,7 @@ from load_questions import ASKS, SEARCHES, NewQuestions
 from load_report import baseline_source, head_commit, machine, markdown
 from load_uploads import COUNTER, Uploader, upload_rows
 from load_workspace import build, build_demo
+from tansaku.workspace import Workspace
 
 NOW = date(2025, 12, 11)
 NOW_ISO = "2025-12-11T09:00"
@@ -267,7 +268,7 @@ def windows(
             {
                 "s": a - t0,
                 "rps": len(v) / max(b - a, 1e-9),
-                "p95_ms": _quantiles(v)[94] * 1000 if v else float("nan"),
+                "p95_ms": _quantiles(v)[94] * 1000,
                 "cpu_ms_per_request": (cpu_b - cpu_a) * 1000 / max(len(v), 1),
                 "steal": ticks[2] / max(ticks[0], 1),
             }
@@ -278,8 +279,7 @@ def windows(
 def run_once(
     base: str, endpoint: str, threads: int, seconds: float, pid: int, ask: Ask, kind: str
 ) -> dict[str, Any]:
-    latencies: list[list[float]] = [[] for _ in range(threads)]
-    finished: list[list[tuple[float, float]]] = [[] for _ in range(threads)]
+    finished: list[list[tuple[float, float]]] = [[] for _ in range(threads)]  # (when, latency)
     inside: list[list[float]] = [[] for _ in range(threads)]  # the search's own timings_ms total
     errors: list[str] = []
     start = threading.Barrier(threads + 1)
@@ -309,7 +309,6 @@ def run_once(
                     errors.append(f"{endpoint} {type(exc).__name__}: {exc}")
                 if ok:
                     t1 = time.perf_counter()
-                    latencies[n].append(t1 - t0)
                     finished[n].append((t1, t1 - t0))
                     if endpoint == "search":
                         inside[n].append(json.loads(data)["timings_ms"]["total"] / 1000)
@@ -331,7 +330,7 @@ def run_once(
     (_, cpu0, ticks0), (t1, cpu1, ticks1) = marks[0], marks[-1]
     elapsed, cpu = t1 - t0, cpu1 - cpu0
     ticks = [b - a for a, b in zip(ticks0, ticks1, strict=True)]
-    done = [x for lane in latencies for x in lane]
+    done = [latency for lane in finished for _, latency in lane]
     q, qs = _quantiles(done), _quantiles([x for lane in inside for x in lane])
     return {
         "rps": len(done) / elapsed,
@@ -365,7 +364,7 @@ class Server:
 def query_vectors(home: Path) -> int:
     """Query vectors in the workspace's embedding cache (``cache/embeddings.sqlite``): a run
     of new questions should add one a request (each request embedded its question)."""
-    path = home / "cache" / "embeddings.sqlite"
+    path = Workspace(home).cache_dir / "embeddings.sqlite"
     if not path.exists():
         return 0
     with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)) as db:
